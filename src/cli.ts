@@ -1,0 +1,28 @@
+// `fleetgate <command> [options]`: each command lives in src/commands/<command>.ts.
+const commands: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
+  serve: () => import("./commands/serve.ts"),
+  migrate: () => import("./commands/migrate.ts"),
+  seed: () => import("./commands/seed.ts"),
+};
+
+const usage = `Usage: fleetgate <command> [options]
+
+Commands:
+  serve           run the API server (applies pending migrations first)
+  migrate         apply pending database migrations and exit
+  seed --demo     load the demo catalogue, organization, fleets, releases and devices
+`;
+
+const [name, ...args] = process.argv.slice(2);
+const load = name ? commands[name] : undefined;
+if (!load) {
+  process.stderr.write(usage);
+  process.exit(name && name !== "help" && name !== "--help" ? 2 : 0);
+}
+try {
+  const command = await load();
+  await command.run(args);
+} catch (error) {
+  process.stderr.write(`fleetgate ${name}: ${(error as Error).message}\n`);
+  process.exit(1);
+}

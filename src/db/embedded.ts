@@ -1,0 +1,38 @@
+import { mkdirSync } from "node:fs";
+import { PGlite, type Transaction } from "@electric-sql/pglite";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../generated/prisma/client.ts";
+import type { Database, Executor, Statement } from "./database.ts";
+import { countStatement } from "./statement-count.ts";
+
+function executorOn(client: PGlite | Transaction): Executor {
+  return {
+    async query<Row>(statement: Statement): Promise<Row[]> {
+      countStatement();
+      const result = await client.query<Row>(statement.text, statement.values as unknown[]);
+      return result.rows;
+    },
+    async script(sql: string): Promise<void> {
+      countStatement();
+      await client.exec(sql);
+    },
+  };
+}
+
+/** PGlite: PostgreSQL compiled to WebAssembly, in this process, stored in `dataDir` (or memory). */
+export async function openEmbedded(dataDir: string | undefined): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir);
+  await pglite.exec("SET TimeZone = 'UTC'");
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    kind: "embedded",
+    prisma,
+    ...executorOn(pglite),
+    transaction: (work) => pglite.transaction((tx) => work(executorOn(tx))),
+    async close() {
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import type { Config } from "../config.ts";
+import type { Database } from "./database.ts";
+import { openEmbedded } from "./embedded.ts";
+import { openPostgres } from "./postgres.ts";
+
+/** PostgreSQL when DATABASE_URL is set, otherwise the embedded database in DATA_DIR. */
+export function openDatabase(config: Pick<Config, "DATABASE_URL" | "DATABASE_POOL_SIZE" | "DATA_DIR">) {
+  return config.DATABASE_URL
+    ? Promise.resolve<Database>(
+        openPostgres({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE }),
+      )
+    : openEmbedded(config.DATA_DIR);
+}

@@ -1,0 +1,61 @@
+// Every error a client can cause is one of these; the surfaces translate them
+// to HTTP (src/http/errors.ts) and GraphQL in one place each.
+export class FleetgateError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequest extends FleetgateError {
+  constructor(message: string) {
+    super(message, 400, "BAD_USER_INPUT");
+  }
+}
+
+export class Unauthorized extends FleetgateError {
+  constructor(message = "Unauthorized") {
+    super(message, 401, "UNAUTHENTICATED");
+  }
+}
+
+export class Forbidden extends FleetgateError {
+  constructor(message = "Forbidden") {
+    super(message, 403, "FORBIDDEN");
+  }
+}
+
+export class NotFound extends FleetgateError {
+  constructor(message = "Not found") {
+    super(message, 404, "NOT_FOUND");
+  }
+}
+
+export class Conflict extends FleetgateError {
+  constructor(message: string) {
+    super(message, 409, "CONFLICT");
+  }
+}
+
+export class TooManyRequests extends FleetgateError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, 429, "TOO_MANY_REQUESTS");
+  }
+}
+
+/** Every error class a client can meet; the README's error table lists each of them. */
+export const errorClasses = [
+  BadRequest,
+  Unauthorized,
+  Forbidden,
+  NotFound,
+  Conflict,
+  TooManyRequests,
+] as const;

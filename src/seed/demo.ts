@@ -1,0 +1,148 @@
+import { createHash } from "node:crypto";
+import { hashPassword } from "../auth/passwords.ts";
+import { saveEntries } from "../catalogue/store.ts";
+import type { Database } from "../db/database.ts";
+import { demoDeviceTypes } from "./device-types.ts";
+
+// Deterministic identifiers make the seed idempotent: a second run finds every row by its unique key.
+const hex = (text: string, length: number) =>
+  createHash("sha256").update(text).digest("hex").slice(0, length);
+
+export const demoLogin = { username: "demo", password: "demo-password" } as const;
+
+const fleets = [
+  { app_name: "smart-lights", deviceType: "raspberrypi4-64" },
+  { app_name: "weather-stations", deviceType: "raspberrypi3" },
+  { app_name: "kiosks", deviceType: "intel-nuc" },
+] as const;
+
+const supervisorVersions = ["17.1.4", "16.4.1", "14.11.2", "6.6.0", "1.8.0"];
+const osVersions = ["balenaOS 6.0.13", "balenaOS 5.3.21", "balenaOS 2.113.18"];
+
+export interface DemoSummary {
+  deviceTypes: number;
+  fleets: number;
+  releases: number;
+  devices: number;
+}
+
+export async function seedDemo(db: Database): Promise<DemoSummary> {
+  const password = await hashPassword(demoLogin.password);
+  return db.prisma.$transaction(
+    async (tx) => {
+      await saveEntries(tx, demoDeviceTypes);
+      const user =
+        (await tx.user.findUnique({ where: { username: demoLogin.username } })) ??
+        (await tx.user.create({
+          data: {
+            username: demoLogin.username,
+            email: "demo@example.com",
+            password,
+            jwt_secret: hex("demo-jwt-secret", 43),
+            Actor: { create: {} },
+          },
+        }));
+      const organization = await tx.organization.upsert({
+        where: { handle: "demo" },
+        create: { name: "Demo", handle: "demo" },
+        update: {},
+      });
+      await tx.organizationMembership.upsert({
+        where: {
+          user_is_member_of__organization: { user: user.id, is_member_of__organization: organization.id },
+        },
+        create: { user: user.id, is_member_of__organization: organization.id, role: "owner" },
+        update: {},
+      });
+
+      let releases = 0;
+      let devices = 0;
+      for (const [f, fleet] of fleets.entries()) {
+        const deviceType = await tx.deviceType.findUniqueOrThrow({ where: { slug: fleet.deviceType } });
+        const slug = `${organization.handle}/${fleet.app_name}`;
+        const application =
+          (await tx.application.findUnique({ where: { slug } })) ??
+          (await tx.application.create({
+            data: {
+              app_name: fleet.app_name,
+              slug,
+              Organization: { connect: { id: organization.id } },
+              Owner: { connect: { id: user.id } },
+              DeviceType: { connect: { id: deviceType.id } },
+              Actor: { create: {} },
+              is_public: f === 2,
+            },
+          }));
+        // Three releases per fleet: an old success, a failed build, and the current success.
+        const statuses = ["success", "failed", "success"] as const;
+        const fleetReleases = [];
+        for (const [r, status] of statuses.entries()) {
+          const commit = hex(`${slug}#${r}`, 32);
+          fleetReleases.push(
+            await tx.release.upsert({
+              where: { belongs_to__application_commit: { belongs_to__application: application.id, commit } },
+              create: {
+                belongs_to__application: application.id,
+                is_created_by__user: user.id,
+                commit,
+                status,
+                semver: `1.${r}.0`,
+                created_at: new Date(Date.UTC(2026, 0, 1 + 10 * r)),
+              },
+              update: {},
+            }),
+          );
+          releases++;
+        }
+        const [old, , current] = fleetReleases;
+        if (!old || !current) throw new Error("demo releases missing");
+        await tx.application.update({
+          where: { id: application.id },
+          data: { should_be_running__release: current.id },
+        });
+        for (let d = 0; d < 20; d++) {
+          const n = f * 20 + d;
+          const online = n % 4 !== 0;
+          const updating = online && n % 7 === 0;
+          const uuid = hex(`demo-device-${n}`, 32);
+          const device = {
+            device_name: `${fleet.app_name}-${String(d + 1).padStart(2, "0")}`,
+            is_online: online,
+            is_connected_to_vpn: online,
+            api_heartbeat_state: online ? "online" : "offline",
+            is_active: n % 19 !== 5,
+            status: updating ? "Downloading" : online ? "Idle" : null,
+            download_progress: updating ? (n * 13) % 100 : null,
+            is_running__release: updating || n % 5 === 0 ? old.id : current.id,
+            should_be_running__release: n % 10 === 3 ? old.id : null,
+            os_version: osVersions[n % osVersions.length] ?? null,
+            os_variant: n % 3 === 0 ? "dev" : "prod",
+            supervisor_version: supervisorVersions[n % supervisorVersions.length] ?? null,
+            ip_address: online ? `10.0.${f}.${d + 10}` : null,
+            last_connectivity_event: new Date(Date.UTC(2026, 10, 1, n % 24, n % 60)),
+            memory_total: 4096,
+            memory_usage: 512 + ((n * 37) % 2048),
+            cpu_usage: (n * 11) % 100,
+            cpu_temp: 40 + (n % 30),
+            note: n % 6 === 0 ? `demo note ${n}` : null,
+          };
+          if (!(await tx.device.findUnique({ where: { uuid } }))) {
+            await tx.device.create({
+              data: {
+                uuid,
+                ...device,
+                belongs_to__application: application.id,
+                belongs_to__user: user.id,
+                is_of__device_type: deviceType.id,
+                actor: (await tx.actor.create({ data: {} })).id,
+              },
+            });
+          }
+          devices++;
+        }
+      }
+      return { deviceTypes: demoDeviceTypes.length, fleets: fleets.length, releases, devices };
+    },
+    { timeout: 60_000 },
+  );
+}

@@ -1,0 +1,34 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import type { Logger } from "pino";
+import type { Config } from "./config.ts";
+import type { Database } from "./db/database.ts";
+import { sendError } from "./http/errors.ts";
+import { useRequestLog } from "./http/request-log.ts";
+
+export interface Deps {
+  readonly db: Database;
+  readonly config: Config;
+  readonly logger: Logger;
+}
+
+export async function buildServer(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // Our own request log (http/request-log.ts) writes one line per request instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Bodies are JSON of at most 512 kB, as the reference API accepts.
+    bodyLimit: 512 * 1024,
+    return503OnClosing: true,
+  });
+  app.setErrorHandler(sendError);
+  app.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send("");
+  });
+  // Before any route: the request log wraps every handler that is registered after it.
+  useRequestLog(app);
+
+  app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
+
+  await app.ready();
+  return app;
+}
