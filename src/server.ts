@@ -1,12 +1,16 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
+import { adminPermissions } from "./auth/permissions.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { sendError } from "./http/errors.ts";
 import { useRequestLog } from "./http/request-log.ts";
+import type { Model } from "./model/types.ts";
+import { odataRoutes } from "./odata/http.ts";
 
 export interface Deps {
   readonly db: Database;
+  readonly model: Model;
   readonly config: Config;
   readonly logger: Logger;
 }
@@ -28,6 +32,8 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   useRequestLog(app);
 
   app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
+  // Every caller acts as the admin until credentials and row permissions arrive (issue: auth).
+  odataRoutes(app, { db: deps.db, model: deps.model, permissionsOf: () => adminPermissions });
 
   await app.ready();
   return app;

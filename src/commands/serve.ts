@@ -3,6 +3,7 @@ import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { openDatabase } from "../db/open.ts";
 import { createLogger } from "../logger.ts";
+import { buildModel } from "../model/registry.ts";
 import { buildServer } from "../server.ts";
 
 export async function run(): Promise<void> {
@@ -18,7 +19,7 @@ export async function run(): Promise<void> {
         "It is shown this once; set ADMIN_PASSWORD before the first start to choose it.\n\n",
     );
   }
-  const app = await buildServer({ db, config, logger });
+  const app = await buildServer({ db, model: buildModel(), config, logger });
   await app.listen({ host: config.HOST, port: config.PORT });
 
   let stopping = false;

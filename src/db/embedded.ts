@@ -3,6 +3,7 @@ import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type { Database, Executor, Statement } from "./database.ts";
+import { lockDirectory } from "./directory-lock.ts";
 import { countStatement } from "./statement-count.ts";
 
 function executorOn(client: PGlite | Transaction): Executor {
@@ -21,7 +22,11 @@ function executorOn(client: PGlite | Transaction): Executor {
 
 /** PGlite: PostgreSQL compiled to WebAssembly, in this process, stored in `dataDir` (or memory). */
 export async function openEmbedded(dataDir: string | undefined): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  let unlock = () => {};
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    unlock = lockDirectory(dataDir);
+  }
   const pglite = await PGlite.create(dataDir);
   await pglite.exec("SET TimeZone = 'UTC'");
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
@@ -33,6 +38,7 @@ export async function openEmbedded(dataDir: string | undefined): Promise<Databas
     async close() {
       await prisma.$disconnect();
       await pglite.close();
+      unlock();
     },
   };
 }

@@ -1,13 +1,18 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { Conflict, FleetgateError } from "../errors.ts";
+import { BadRequest, Conflict, FleetgateError } from "../errors.ts";
 
-// PostgreSQL SQLSTATE for a unique violation, raised by either driver.
+// PostgreSQL SQLSTATEs, raised by either driver.
 const UNIQUE_VIOLATION = "23505";
+// Class 22, data exceptions: division by zero, a value out of range. The client's input caused them.
+const DATA_EXCEPTION_CLASS = "22";
 
 function asFleetgateError(error: unknown): FleetgateError | undefined {
   if (error instanceof FleetgateError) return error;
   const sqlState = (error as { code?: unknown }).code;
   if (sqlState === UNIQUE_VIOLATION) return new Conflict("Unique key constraint violated");
+  if (typeof sqlState === "string" && sqlState.startsWith(DATA_EXCEPTION_CLASS) && sqlState.length === 5) {
+    return new BadRequest((error as Error).message);
+  }
   const status = (error as FastifyError).statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type).
   if (typeof status === "number" && status >= 400 && status < 500) {
@@ -16,17 +21,26 @@ function asFleetgateError(error: unknown): FleetgateError | undefined {
   return undefined;
 }
 
-/** pinejs wire: an error body is the message as a JSON string; anything unexpected is a 500 with an id in the log. */
+function wantsV4Error(request: FastifyRequest): boolean {
+  const version = request.headers["odata-version"];
+  return (
+    (typeof version === "string" && version.trim().startsWith("4")) ||
+    (request.headers.accept ?? "").includes("odata.metadata=") ||
+    /[?&]\$format=[^&]*odata\.metadata/.test(request.url)
+  );
+}
+
+/**
+ * pinejs wire: an error body is the message as a JSON string; a client that negotiated OData v4 gets
+ * a v4 error object. Anything unexpected is a 500 whose id is in the log.
+ */
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const known = asFleetgateError(error);
-  if (known) {
-    if ("retryAfterSeconds" in known) reply.header("retry-after", String(known.retryAfterSeconds));
-    reply.code(known.status).type("application/json").send(JSON.stringify(known.message));
-    return;
-  }
-  request.log.error({ err: error, errorId: request.id }, "unexpected error");
-  reply
-    .code(500)
-    .type("application/json")
-    .send(JSON.stringify(`Internal server error (id ${request.id})`));
+  if (!known) request.log.error({ err: error, errorId: request.id }, "unexpected error");
+  const status = known?.status ?? 500;
+  const code = known?.code ?? "INTERNAL_SERVER_ERROR";
+  const message = known?.message ?? `Internal server error (id ${request.id})`;
+  if (known && "retryAfterSeconds" in known) reply.header("retry-after", String(known.retryAfterSeconds));
+  const body = wantsV4Error(request) ? { error: { code, message } } : message;
+  reply.code(status).type("application/json").send(JSON.stringify(body));
 }

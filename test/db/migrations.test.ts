@@ -92,4 +92,17 @@ describe("the embedded database", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it("refuses a second opener of the same directory while the first holds it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "fleetgate-lock-"));
+    try {
+      const first = await openEmbedded(dir);
+      await expect(openEmbedded(dir)).rejects.toThrow(/in use by process/);
+      await first.close();
+      const again = await openEmbedded(dir);
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

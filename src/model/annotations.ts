@@ -1,0 +1,59 @@
+import type { ScalarType } from "./types.ts";
+
+// What schema.prisma cannot say: which tables are OData resources and under which extra names,
+// the columns no API exposes, the computed fields, and the names of reverse navigations.
+
+/** Tables that are not resources. A foreign key to one of them reads as a plain integer. */
+export const internalTables = new Set(["actor"]);
+
+/** Other resource names for a table: `my_application` is `application` limited to the caller's own fleets. */
+export const resourceAliases: Record<string, readonly string[]> = {
+  application: ["my_application"],
+};
+
+/** Columns that exist for the server only: secrets, hashes, where to reach a device. */
+export const hiddenColumns: Record<string, readonly string[]> = {
+  user: ["password", "jwt_secret"],
+  device: ["supervisor_api_address", "supervisor_api_port", "supervisor_api_key_ciphertext"],
+  api_key: ["key_hash"],
+  // Served whole by /config and /device-types/v1.
+  device_type: ["catalogue"],
+};
+
+export interface ComputedField {
+  readonly type: ScalarType;
+  readonly nullable: boolean;
+}
+
+/** Fields derived on read; their SQL is in src/odata/sql/computed.ts. */
+export const computedFields: Record<string, Record<string, ComputedField>> = {
+  device: { overall_status: { type: "Text", nullable: false } },
+};
+
+/** `<table>.<foreign key>` → the name of the navigation back from the table it points to. */
+export const reverseNavigations: Record<string, string> = {
+  "device.belongs_to__application": "owns__device",
+  "device.belongs_to__user": "owns__device",
+  "device.is_managed_by__device": "manages__device",
+  "device.should_be_running__release": "should_be_running_on__device",
+  "device.is_of__device_type": "describes__device",
+  "device.is_running__release": "is_running_on__device",
+  "device.should_be_managed_by__supervisor_release": "should_manage__device",
+  "device.is_managed_by__service_instance": "manages__device",
+  "application.user": "owns__application",
+  "application.depends_on__application": "is_depended_on_by__application",
+  "application.organization": "application",
+  "application.application_type": "is_of__application",
+  "application.is_for__device_type": "is_default_for__application",
+  "application.should_be_running__release": "should_be_running_on__application",
+  "release.belongs_to__application": "owns__release",
+  "release.is_created_by__user": "created__release",
+  "organization_membership.user": "organization_membership",
+  "organization_membership.is_member_of__organization": "organization_membership",
+  "device_type_alias.device_type": "device_type_alias",
+  "supervisor_release.is_for__device_type": "supervisor_release",
+  "device_tag.device": "device_tag",
+  "application_tag.application": "application_tag",
+  "device_environment_variable.device": "device_environment_variable",
+  "application_environment_variable.application": "application_environment_variable",
+};

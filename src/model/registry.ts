@@ -1,0 +1,130 @@
+import datamodel from "../generated/datamodel.json" with { type: "json" };
+import {
+  computedFields,
+  hiddenColumns,
+  internalTables,
+  resourceAliases,
+  reverseNavigations,
+} from "./annotations.ts";
+import type { Field, Model, Navigation, Resource, ScalarType } from "./types.ts";
+
+// The parts of Prisma's DMMF the registry reads (written by scripts/write-datamodel.mjs).
+interface DmmfField {
+  name: string;
+  kind: string;
+  type: string;
+  isRequired: boolean;
+  isUnique: boolean;
+  isId: boolean;
+  relationFromFields?: string[];
+  relationToFields?: string[];
+}
+interface DmmfModel {
+  name: string;
+  dbName: string | null;
+  fields: DmmfField[];
+  uniqueFields: string[][];
+}
+export interface Datamodel {
+  models: DmmfModel[];
+}
+
+const scalarTypes: Record<string, ScalarType> = {
+  Int: "Integer",
+  String: "Text",
+  Boolean: "Boolean",
+  DateTime: "DateTime",
+  Json: "JSON",
+};
+
+/** Builds the OData resources from schema.prisma's model plus the annotation table. */
+export function buildModel(source: Datamodel = datamodel as unknown as Datamodel): Model {
+  const tableOf = new Map(source.models.map((model) => [model.name, model.dbName ?? model.name]));
+  const exposed = source.models.filter((model) => !internalTables.has(tableOf.get(model.name) ?? ""));
+  const fieldsOf = new Map<string, Map<string, Field>>();
+  const navigationsOf = new Map<string, Map<string, Navigation>>();
+  for (const model of exposed) {
+    const table = tableOf.get(model.name) as string;
+    fieldsOf.set(table, new Map());
+    navigationsOf.set(table, new Map());
+  }
+
+  const addNavigation = (table: string, navigation: Navigation) => {
+    const navigations = navigationsOf.get(table) as Map<string, Navigation>;
+    if (
+      navigations.has(navigation.name) ||
+      (fieldsOf.get(table)?.has(navigation.name) && navigation.cardinality === "many")
+    ) {
+      throw new Error(`model: ${table}.${navigation.name} is defined twice`);
+    }
+    navigations.set(navigation.name, navigation);
+  };
+
+  for (const model of exposed) {
+    const table = tableOf.get(model.name) as string;
+    const hidden = new Set(hiddenColumns[table] ?? []);
+    const fields = fieldsOf.get(table) as Map<string, Field>;
+    // A foreign key column → the table it points to.
+    const links = new Map<string, string>();
+    for (const relation of model.fields) {
+      const [column] = relation.relationFromFields ?? [];
+      if (relation.kind === "object" && column) links.set(column, tableOf.get(relation.type) as string);
+    }
+    for (const field of model.fields) {
+      if (field.kind !== "scalar" || hidden.has(field.name)) continue;
+      const type = scalarTypes[field.type];
+      if (!type) throw new Error(`model: ${table}.${field.name} has unsupported type ${field.type}`);
+      const target = links.get(field.name);
+      const link = target && !internalTables.has(target) ? target : undefined;
+      fields.set(field.name, {
+        name: field.name,
+        type,
+        nullable: !field.isRequired,
+        computed: false,
+        selectedByDefault: true,
+        ...(link ? { link } : {}),
+      });
+      if (!link) continue;
+      addNavigation(table, {
+        name: field.name,
+        target: link,
+        cardinality: "one",
+        localColumn: field.name,
+        remoteColumn: "id",
+      });
+      const reverse = reverseNavigations[`${table}.${field.name}`];
+      if (!reverse)
+        throw new Error(`model: name the reverse navigation of ${table}.${field.name} in annotations.ts`);
+      addNavigation(link, {
+        name: reverse,
+        target: table,
+        cardinality: "many",
+        localColumn: "id",
+        remoteColumn: field.name,
+      });
+    }
+    for (const [name, computed] of Object.entries(computedFields[table] ?? {})) {
+      fields.set(name, { name, ...computed, computed: true, selectedByDefault: false });
+    }
+  }
+
+  const resources = new Map<string, Resource>();
+  for (const model of exposed) {
+    const table = tableOf.get(model.name) as string;
+    const keys = [
+      ["id"],
+      ...model.fields.filter((field) => field.isUnique).map((field) => [field.name]),
+      ...model.uniqueFields,
+    ].filter((key) => key.every((name) => fieldsOf.get(table)?.has(name)));
+    for (const name of [table, ...(resourceAliases[table] ?? [])]) {
+      resources.set(name, {
+        name,
+        table,
+        fields: fieldsOf.get(table) as Map<string, Field>,
+        navigations: navigationsOf.get(table) as Map<string, Navigation>,
+        keys,
+      });
+    }
+  }
+  return { resources };
+}

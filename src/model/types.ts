@@ -1,0 +1,37 @@
+export type ScalarType = "Integer" | "Text" | "Boolean" | "DateTime" | "JSON";
+
+export interface Field {
+  readonly name: string;
+  readonly type: ScalarType;
+  readonly nullable: boolean;
+  /** For a foreign key: the resource it points to; read as `{"__id": N}` unless expanded. */
+  readonly link?: string;
+  /** Derived on read (its SQL lives in the compiler), never stored. */
+  readonly computed: boolean;
+  /** Computed fields appear only when named in `$select`. */
+  readonly selectedByDefault: boolean;
+}
+
+export interface Navigation {
+  readonly name: string;
+  /** Resource name of the other side. */
+  readonly target: string;
+  readonly cardinality: "one" | "many";
+  /** Column on this resource's table that the join uses. */
+  readonly localColumn: string;
+  /** Column on the target's table that it must equal. */
+  readonly remoteColumn: string;
+}
+
+export interface Resource {
+  readonly name: string;
+  readonly table: string;
+  readonly fields: ReadonlyMap<string, Field>;
+  readonly navigations: ReadonlyMap<string, Navigation>;
+  /** Field sets that identify one row: `id` first, then every unique key (for `device(uuid='…')`). */
+  readonly keys: readonly (readonly string[])[];
+}
+
+export interface Model {
+  readonly resources: ReadonlyMap<string, Resource>;
+}

@@ -1,0 +1,224 @@
+import { BadRequest } from "../errors.ts";
+import type { ExprType, Planned, TableRef } from "./plan-types.ts";
+import type { Expr, FunctionName, Literal, PathExpr } from "./query.ts";
+import type { Tables } from "./tables.ts";
+
+/** Where bare names resolve (the filtered table) and which lambda variables are in scope. */
+export interface Scope {
+  readonly table: TableRef;
+  readonly variables: ReadonlyMap<string, TableRef>;
+}
+
+type Category = "number" | "text" | "boolean" | "temporal" | "json" | "null";
+
+const categoryOf: Record<ExprType, Category> = {
+  Integer: "number",
+  Real: "number",
+  Text: "text",
+  Boolean: "boolean",
+  DateTime: "temporal",
+  Date: "temporal",
+  JSON: "json",
+  Null: "null",
+};
+
+const literalType = (literal: Literal): ExprType => {
+  switch (literal.kind) {
+    case "number":
+      return Number.isInteger(literal.value) ? "Integer" : "Real";
+    case "text":
+      return "Text";
+    case "boolean":
+      return "Boolean";
+    case "datetime":
+      return "DateTime";
+    case "null":
+      return "Null";
+  }
+};
+
+// Each function's argument categories and result type.
+const signatures: Record<FunctionName, { args: Category[]; optional?: Category; returns: ExprType }> = {
+  contains: { args: ["text", "text"], returns: "Boolean" },
+  startswith: { args: ["text", "text"], returns: "Boolean" },
+  endswith: { args: ["text", "text"], returns: "Boolean" },
+  substringof: { args: ["text", "text"], returns: "Boolean" },
+  tolower: { args: ["text"], returns: "Text" },
+  toupper: { args: ["text"], returns: "Text" },
+  trim: { args: ["text"], returns: "Text" },
+  length: { args: ["text"], returns: "Integer" },
+  indexof: { args: ["text", "text"], returns: "Integer" },
+  concat: { args: ["text", "text"], returns: "Text" },
+  substring: { args: ["text", "number"], optional: "number", returns: "Text" },
+  replace: { args: ["text", "text", "text"], returns: "Text" },
+  year: { args: ["temporal"], returns: "Integer" },
+  month: { args: ["temporal"], returns: "Integer" },
+  day: { args: ["temporal"], returns: "Integer" },
+  hour: { args: ["temporal"], returns: "Integer" },
+  minute: { args: ["temporal"], returns: "Integer" },
+  second: { args: ["temporal"], returns: "Integer" },
+  now: { args: [], returns: "DateTime" },
+  date: { args: ["temporal"], returns: "Date" },
+  round: { args: ["number"], returns: "Real" },
+  floor: { args: ["number"], returns: "Real" },
+  ceiling: { args: ["number"], returns: "Real" },
+};
+
+function describe(expr: Planned): string {
+  switch (expr.kind) {
+    case "column":
+      return `'${expr.field.name}'`;
+    case "literal":
+      return expr.literal.kind === "null"
+        ? "null"
+        : `${expr.literal.kind} ${JSON.stringify(expr.literal.value)}`;
+    case "toOne":
+      return describe(expr.value);
+    default:
+      return `a ${expr.type} expression`;
+  }
+}
+
+function expectCategory(expr: Planned, wanted: Category, context: string): void {
+  if (categoryOf[expr.type] !== wanted) {
+    throw new BadRequest(`${context} expects a ${wanted} value, but ${describe(expr)} is ${expr.type}`);
+  }
+}
+
+/** Resolves names in a filter (or order) expression and checks every operand's type. */
+export class ExprPlanner {
+  constructor(private readonly tables: Tables) {}
+
+  boolean(expr: Expr, scope: Scope, context: string): Planned {
+    const planned = this.plan(expr, scope);
+    if (planned.type !== "Boolean") throw new BadRequest(`${context} must be a boolean expression`);
+    return planned;
+  }
+
+  plan(expr: Expr, scope: Scope): Planned {
+    switch (expr.kind) {
+      case "number":
+      case "text":
+      case "boolean":
+      case "datetime":
+      case "null":
+        return { kind: "literal", type: literalType(expr), literal: expr };
+      case "path":
+        return this.path(expr, scope);
+      case "comparison": {
+        const left = this.plan(expr.left, scope);
+        const right = this.plan(expr.right, scope);
+        const [l, r] = [categoryOf[left.type], categoryOf[right.type]];
+        if (l === "json" || r === "json")
+          throw new BadRequest(`JSON fields cannot be compared (${describe(l === "json" ? left : right)})`);
+        if (l === "null" || r === "null") {
+          if (expr.op !== "eq" && expr.op !== "ne")
+            throw new BadRequest(`null can only be compared with eq or ne`);
+        } else if (l !== r) {
+          throw new BadRequest(
+            `Cannot compare ${describe(left)} (${left.type}) with ${describe(right)} (${right.type})`,
+          );
+        }
+        return { kind: "comparison", type: "Boolean", op: expr.op, left, right };
+      }
+      case "logical":
+        return {
+          kind: "logical",
+          type: "Boolean",
+          op: expr.op,
+          operands: expr.operands.map((operand) => this.boolean(operand, scope, `'${expr.op}'`)),
+        };
+      case "not":
+        return { kind: "not", type: "Boolean", operand: this.boolean(expr.operand, scope, "'not'") };
+      case "arithmetic": {
+        const left = this.plan(expr.left, scope);
+        const right = this.plan(expr.right, scope);
+        expectCategory(left, "number", `'${expr.op}'`);
+        expectCategory(right, "number", `'${expr.op}'`);
+        const type = left.type === "Integer" && right.type === "Integer" ? "Integer" : "Real";
+        return { kind: "arithmetic", type, op: expr.op, left, right };
+      }
+      case "in": {
+        const operand = this.plan(expr.operand, scope);
+        const wanted = categoryOf[operand.type];
+        if (wanted === "json" || wanted === "null")
+          throw new BadRequest(`'in' cannot test ${describe(operand)}`);
+        for (const value of expr.values) {
+          const type = literalType(value);
+          if (categoryOf[type] !== wanted) {
+            throw new BadRequest(
+              `'in' list for ${describe(operand)} (${operand.type}) holds a ${type} value`,
+            );
+          }
+        }
+        return { kind: "in", type: "Boolean", operand, values: expr.values };
+      }
+      case "call": {
+        const signature = signatures[expr.name];
+        const args = expr.args.map((arg) => this.plan(arg, scope));
+        const wanted =
+          signature.optional && args.length > signature.args.length
+            ? [...signature.args, signature.optional]
+            : signature.args;
+        if (args.length !== wanted.length)
+          throw new BadRequest(`${expr.name}() takes ${wanted.length} arguments`);
+        for (const [i, arg] of args.entries()) {
+          expectCategory(arg, wanted[i] as Category, `${expr.name}() argument ${i + 1}`);
+        }
+        return { kind: "call", type: signature.returns, name: expr.name, args };
+      }
+    }
+  }
+
+  path(path: PathExpr, scope: Scope): Planned {
+    const [head, ...rest] = path.segments;
+    const variable = head === undefined ? undefined : scope.variables.get(head);
+    if (variable) {
+      if (rest.length === 0 && !path.end)
+        throw new BadRequest(`Lambda variable '${head}' must be followed by a field`);
+      return this.walk(variable, rest, path, scope);
+    }
+    return this.walk(scope.table, path.segments, path, scope);
+  }
+
+  private walk(table: TableRef, segments: readonly string[], path: PathExpr, scope: Scope): Planned {
+    const [name, ...rest] = segments;
+    const resource = table.resource;
+    if (name === undefined) throw new BadRequest("Empty path");
+    const navigation = resource.navigations.get(name);
+    if (rest.length === 0 && !path.end) {
+      const field = resource.fields.get(name);
+      if (field) return { kind: "column", type: field.type, table, field };
+      if (navigation)
+        throw new BadRequest(`'${name}' of ${resource.name} is a collection; use any(), all() or $count`);
+      throw new BadRequest(`Unknown field '${name}' of ${resource.name}`);
+    }
+    if (!navigation) {
+      if (resource.fields.has(name))
+        throw new BadRequest(`'${name}' of ${resource.name} is not a navigation`);
+      throw new BadRequest(`Unknown navigation '${name}' of ${resource.name}`);
+    }
+    const join = this.tables.join(table, navigation);
+    if (navigation.cardinality === "one") {
+      if (rest.length === 0)
+        throw new BadRequest(
+          `any(), all() and $count need a collection; '${name}' is a single ${navigation.target}`,
+        );
+      const value = this.walk(join.child, rest, path, scope);
+      return { kind: "toOne", type: value.type, join, value };
+    }
+    if (rest.length > 0 || !path.end) {
+      throw new BadRequest(`'${name}' of ${resource.name} is a collection; use any(), all() or $count`);
+    }
+    if (path.end.kind === "count") {
+      const filter = path.end.filter
+        ? this.boolean(path.end.filter, { table: join.child, variables: scope.variables }, "$count($filter)")
+        : undefined;
+      return { kind: "count", type: "Integer", join, filter };
+    }
+    const variables = new Map(scope.variables).set(path.end.variable, join.child);
+    // OData: inside a lambda, bare names still refer to the instance being filtered.
+    const body = this.boolean(path.end.body, { table: scope.table, variables }, `${path.end.quantifier}()`);
+    return { kind: "lambda", type: "Boolean", quantifier: path.end.quantifier, join, body };
+  }
+}

@@ -1,0 +1,139 @@
+import type { Permissions } from "../auth/permissions.ts";
+import { BadRequest, NotFound } from "../errors.ts";
+import type { Model, Resource } from "../model/types.ts";
+import { ExprPlanner, type Scope } from "./plan-expr.ts";
+import type { Format, OrderTerm, OutputItem, Planned, ReadPlan, SelectPlan, TableRef } from "./plan-types.ts";
+import type { Key, ODataQuery, QueryOptions } from "./query.ts";
+import { Tables } from "./tables.ts";
+
+export interface PlanContext {
+  readonly model: Model;
+  readonly permissions: Permissions;
+  readonly format: Format;
+}
+
+export function resolveResource(model: Model, name: string): Resource {
+  const resource = model.resources.get(name);
+  if (!resource) throw new NotFound(`Unknown resource '${name}'`);
+  return resource;
+}
+
+/** Resolves a (v6) query against the model into the plan the SQL compiler takes. */
+export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
+  const tables = new Tables(context.model, context.permissions);
+  const planner = new SelectPlanner(tables, new ExprPlanner(tables));
+  const table = tables.add(resolveResource(context.model, query.resource));
+  const scope: Scope = { table, variables: new Map() };
+  const where = [
+    ...(query.key ? [planner.key(table, query.key)] : []),
+    ...(query.options.filter ? [planner.exprs.boolean(query.options.filter, scope, "$filter")] : []),
+  ];
+  if (query.count) return { kind: "count", table, where };
+  return { kind: "collection", format: context.format, select: planner.select(table, query.options, where) };
+}
+
+class SelectPlanner {
+  constructor(
+    private readonly tables: Tables,
+    readonly exprs: ExprPlanner,
+  ) {}
+
+  key(table: TableRef, key: Key): Planned {
+    const resource = table.resource;
+    const values = key.kind === "id" ? [["id", key.value] as const] : key.values;
+    const names = values.map(([name]) => name);
+    const isKey = resource.keys.some(
+      (fields) => fields.length === names.length && fields.every((field) => names.includes(field)),
+    );
+    if (!isKey) throw new BadRequest(`(${names.join(", ")}) is not a key of ${resource.name}`);
+    const scope: Scope = { table, variables: new Map() };
+    const conjuncts = values.map(([name, literal]) =>
+      this.exprs.plan(
+        { kind: "comparison", op: "eq", left: { kind: "path", segments: [name] }, right: literal },
+        scope,
+      ),
+    );
+    return conjuncts.length === 1
+      ? (conjuncts[0] as Planned)
+      : { kind: "logical", type: "Boolean", op: "and", operands: conjuncts };
+  }
+
+  select(table: TableRef, options: QueryOptions, where: readonly Planned[]): SelectPlan {
+    const scope: Scope = { table, variables: new Map() };
+    return {
+      table,
+      where,
+      output: this.output(table, options),
+      orderBy: this.orderBy(scope, options),
+      top: options.top,
+      skip: options.skip,
+      inlineCount: options.count === true,
+    };
+  }
+
+  private output(table: TableRef, options: QueryOptions): OutputItem[] {
+    const resource = table.resource;
+    const names =
+      options.select ??
+      [...resource.fields.values()].filter((field) => field.selectedByDefault).map((field) => field.name);
+    const output: OutputItem[] = names.map((name) => {
+      const field = resource.fields.get(name);
+      if (field?.link) return { kind: "link", key: name, table, field };
+      if (field)
+        return { kind: "value", key: name, value: { kind: "column", type: field.type, table, field } };
+      if (resource.navigations.has(name))
+        throw new BadRequest(`'${name}' of ${resource.name} is a collection; use $expand=${name}`);
+      throw new BadRequest(`Unknown field '${name}' of ${resource.name} in $select`);
+    });
+    for (const item of options.expand ?? []) {
+      const expansion = this.expansion(table, item.name, item.count, item.options);
+      // An expanded foreign key takes the place of its `{__id}`.
+      const at = output.findIndex((existing) => existing.key === expansion.key);
+      if (at >= 0) output[at] = expansion;
+      else output.push(expansion);
+    }
+    return output;
+  }
+
+  private expansion(table: TableRef, name: string, count: boolean, options: QueryOptions): OutputItem {
+    const navigation = table.resource.navigations.get(name);
+    if (!navigation)
+      throw new BadRequest(`Unknown navigation '${name}' of ${table.resource.name} in $expand`);
+    const join = this.tables.join(table, navigation);
+    const scope: Scope = { table: join.child, variables: new Map() };
+    const filter = options.filter ? this.exprs.boolean(options.filter, scope, "$filter") : undefined;
+    if (count) {
+      const { filter: _filter, ...others } = options;
+      if (Object.keys(others).length > 0) throw new BadRequest(`${name}/$count takes only $filter`);
+      return { kind: "expandCount", key: name, join, filter };
+    }
+    return {
+      kind: "expand",
+      key: name,
+      join,
+      select: this.select(join.child, options, filter ? [filter] : []),
+    };
+  }
+
+  private orderBy(scope: Scope, options: QueryOptions): OrderTerm[] {
+    const terms: OrderTerm[] = (options.orderby ?? []).map((item) => {
+      const value = this.exprs.path(item.path, scope);
+      if (value.type === "JSON" || value.kind === "lambda") {
+        throw new BadRequest(`Cannot order by ${item.path.segments.join("/")}`);
+      }
+      return { value, direction: item.direction };
+    });
+    // A stable order makes $top/$skip pages deterministic: the id breaks every tie.
+    const id = scope.table.resource.fields.get("id");
+    const byId = terms.some(
+      (term) =>
+        term.value.kind === "column" && term.value.field.name === "id" && term.value.table === scope.table,
+    );
+    if (id && !byId)
+      terms.push({
+        value: { kind: "column", type: id.type, table: scope.table, field: id },
+        direction: "asc",
+      });
+    return terms;
+  }
+}

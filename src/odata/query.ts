@@ -1,0 +1,113 @@
+// The OData request after parsing: names are still unresolved strings, literals are typed values,
+// and every parser quirk (binds, n-ary nodes, aliases) is gone.
+
+export type Literal =
+  | { readonly kind: "number"; readonly value: number }
+  | { readonly kind: "text"; readonly value: string }
+  | { readonly kind: "boolean"; readonly value: boolean }
+  | { readonly kind: "datetime"; readonly value: Date }
+  | { readonly kind: "null" };
+
+export const comparisonOperators = ["eq", "ne", "gt", "ge", "lt", "le"] as const;
+export const arithmeticOperators = ["add", "sub", "mul", "div", "mod"] as const;
+export type ComparisonOperator = (typeof comparisonOperators)[number];
+export type ArithmeticOperator = (typeof arithmeticOperators)[number];
+
+export const functionNames = [
+  "contains",
+  "startswith",
+  "endswith",
+  "substringof",
+  "tolower",
+  "toupper",
+  "trim",
+  "length",
+  "indexof",
+  "concat",
+  "substring",
+  "replace",
+  "year",
+  "month",
+  "day",
+  "hour",
+  "minute",
+  "second",
+  "now",
+  "date",
+  "round",
+  "floor",
+  "ceiling",
+] as const;
+export type FunctionName = (typeof functionNames)[number];
+
+/** `a/b/c`, optionally ending in `/$count(…)` or a lambda `/any(x:…)`. */
+export interface PathExpr {
+  readonly kind: "path";
+  readonly segments: readonly string[];
+  readonly end?:
+    | { readonly kind: "count"; readonly filter?: Expr }
+    | {
+        readonly kind: "lambda";
+        readonly quantifier: "any" | "all";
+        readonly variable: string;
+        readonly body: Expr;
+      };
+}
+
+export type Expr =
+  | Literal
+  | PathExpr
+  | {
+      readonly kind: "comparison";
+      readonly op: ComparisonOperator;
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | { readonly kind: "logical"; readonly op: "and" | "or"; readonly operands: readonly Expr[] }
+  | {
+      readonly kind: "arithmetic";
+      readonly op: ArithmeticOperator;
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | { readonly kind: "not"; readonly operand: Expr }
+  | { readonly kind: "in"; readonly operand: Expr; readonly values: readonly Literal[] }
+  | { readonly kind: "call"; readonly name: FunctionName; readonly args: readonly Expr[] };
+
+export interface OrderItem {
+  readonly path: PathExpr;
+  readonly direction: "asc" | "desc";
+}
+
+export interface ExpandItem {
+  readonly name: string;
+  /** `nav/$count`: a number in place of the array. */
+  readonly count: boolean;
+  readonly options: QueryOptions;
+}
+
+export interface QueryOptions {
+  /** Field and navigation names; undefined means every default field. */
+  readonly select?: readonly string[];
+  readonly expand?: readonly ExpandItem[];
+  readonly filter?: Expr;
+  readonly orderby?: readonly OrderItem[];
+  readonly top?: number;
+  readonly skip?: number;
+  /** `$count=true`: the total number of matching rows alongside them. */
+  readonly count?: boolean;
+  /** `$format`: `json`, with an optional `odata.metadata` level. */
+  readonly format?: { readonly metadata?: string };
+}
+
+export type Key =
+  | { readonly kind: "id"; readonly value: Literal }
+  | { readonly kind: "fields"; readonly values: readonly (readonly [string, Literal])[] };
+
+export interface ODataQuery {
+  readonly resource: string;
+  readonly key?: Key;
+  /** `/resource/$count` */
+  readonly count: boolean;
+  readonly options: QueryOptions;
+}

@@ -1,0 +1,33 @@
+import type { Permissions } from "../auth/permissions.ts";
+import type { Executor } from "../db/database.ts";
+import type { Model } from "../model/types.ts";
+import { type NegotiationHeaders, wantsV4 } from "./format.ts";
+import { parse } from "./parse.ts";
+import { planRead } from "./plan.ts";
+import { type Reply, serializeCollection, serializeCount } from "./serialize.ts";
+import { compileRead } from "./sql/compile.ts";
+
+export interface ReadContext {
+  readonly db: Executor;
+  readonly model: Model;
+  readonly permissions: Permissions;
+}
+
+export interface ReadRequest {
+  /** The API version from the path: `v6`. */
+  readonly version: string;
+  /** The rest of the URL as received: `/device(5)?$select=id`. */
+  readonly url: string;
+  readonly headers: NegotiationHeaders;
+}
+
+/** An OData GET: parse → plan → compile → one statement → serialize. */
+export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
+  const query = parse(request.url);
+  const format = wantsV4(request.headers, query.options.format) ? "v4" : "pinejs";
+  const plan = planRead(query, { model: context.model, permissions: context.permissions, format });
+  const [row] = await context.db.query<{ body?: string; count?: number }>(compileRead(plan));
+  if (plan.kind === "count") return serializeCount(format, row?.count ?? 0);
+  const metadataContext = `/${request.version}/$metadata#${query.resource}`;
+  return serializeCollection(format, metadataContext, row?.body ?? "[]", row?.count);
+}

@@ -1,0 +1,21 @@
+import type { Statement } from "../../db/database.ts";
+import { ident, join, sql, toStatement } from "../../db/sql.ts";
+import type { ReadPlan } from "../plan-types.ts";
+import { compileExpr } from "./expr.ts";
+import { countOf, rowsJson } from "./select.ts";
+
+/**
+ * A read plan → exactly one SQL statement. A collection yields one row `{ body, count? }` where body is
+ * the JSON array text of the entities; `/$count` yields `{ count }`.
+ */
+export function compileRead(plan: ReadPlan): Statement {
+  if (plan.kind === "count") {
+    const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
+    return toStatement(
+      sql`SELECT count(*)::int AS count FROM ${ident(plan.table.resource.table)} ${ident(plan.table.alias)} WHERE ${where}`,
+    );
+  }
+  const body = sql`(${rowsJson(plan.select, plan.format, undefined, "array")})::text AS body`;
+  const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
+  return toStatement(sql`SELECT ${body}${count}`);
+}

@@ -1,0 +1,34 @@
+import { type Fragment, ident, sql } from "../../db/sql.ts";
+import type { Field } from "../../model/types.ts";
+import type { TableRef } from "../plan-types.ts";
+
+type ComputedSql = (row: Fragment) => Fragment;
+
+// The SQL of every computed field the model declares (src/model/annotations.ts).
+const computed: Record<string, Record<string, ComputedSql>> = {
+  device: {
+    // overall_status, first match wins:
+    //   inactive     the device is deactivated (is_active = false)
+    //   configuring  never connected yet, or still provisioning (provisioning_progress set)
+    //   offline      not online now
+    //   updating     downloading or installing a release (download_progress set, or that status)
+    //   idle         online and settled
+    overall_status: (row) => sql`CASE
+      WHEN NOT ${row}."is_active" THEN 'inactive'
+      WHEN NOT ${row}."is_online" AND ${row}."last_connectivity_event" IS NULL THEN 'configuring'
+      WHEN NOT ${row}."is_online" THEN 'offline'
+      WHEN ${row}."provisioning_progress" IS NOT NULL THEN 'configuring'
+      WHEN ${row}."download_progress" IS NOT NULL OR ${row}."status" IN ('Downloading', 'Installing') THEN 'updating'
+      ELSE 'idle' END`,
+  },
+};
+
+export function hasComputedSql(table: string, field: string): boolean {
+  return computed[table]?.[field] !== undefined;
+}
+
+export function computedSql(table: TableRef, field: Field): Fragment {
+  const build = computed[table.resource.table]?.[field.name];
+  if (!build) throw new Error(`no SQL for computed field ${table.resource.table}.${field.name}`);
+  return build(ident(table.alias));
+}
