@@ -1,5 +1,9 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+
+// Directories this process holds: a lock file with our own pid that is not in here was left by an
+// earlier process that had the same pid (a container's pid 1, say) and is stale.
+const held = new Set<string>();
 
 function alive(pid: number): boolean {
   try {
@@ -15,11 +19,17 @@ function alive(pid: number): boolean {
  * directory, and the two then silently lose each other's writes. A lock left by a dead process is taken over.
  */
 export function lockDirectory(dir: string): () => void {
-  const file = join(dir, "fleetgate.lock");
+  const path = resolve(dir);
+  const file = join(path, "fleetgate.lock");
+  if (held.has(path)) throw new Error(`The data directory ${dir} is in use by process ${process.pid}`);
   for (;;) {
     try {
       writeFileSync(file, String(process.pid), { flag: "wx" });
-      return () => rmSync(file, { force: true });
+      held.add(path);
+      return () => {
+        held.delete(path);
+        rmSync(file, { force: true });
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const holder = Number(readFileSync(file, "utf8"));

@@ -8,7 +8,8 @@ export function statementsOf(request: FastifyRequest): number {
 }
 
 /**
- * One log line per request with status, time and SQL statement count. Each handler runs
+ * One log line per request with status, time and SQL statement count; the count is also sent as the
+ * `x-sql-statements` response header, for clients, tests and benchmarks. Each handler runs
  * inside its own statement counter (after the body is parsed, so the async context holds).
  */
 export function useRequestLog(app: FastifyInstance): void {
@@ -19,6 +20,9 @@ export function useRequestLog(app: FastifyInstance): void {
       counters.set(request, counter);
       return withStatementCounter(counter, () => handler.call(this, request, reply));
     };
+  });
+  app.addHook("onSend", async (request, reply) => {
+    reply.header("x-sql-statements", statementsOf(request));
   });
   app.addHook("onResponse", async (request, reply) => {
     request.log.info(
