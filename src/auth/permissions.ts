@@ -9,8 +9,11 @@ import type { Resource } from "../model/types.ts";
 export interface Permissions {
   /** SQL that is true for the rows of `resource`, aliased `row`, which the caller may read. */
   readable(resource: Resource, row: Fragment): Fragment;
+  /** SQL that is true for the rows the caller may create, change or delete (checked on the rows after a write too). */
+  writable(resource: Resource, row: Fragment): Fragment;
 }
 
 export const adminPermissions: Permissions = {
   readable: () => sql`TRUE`,
+  writable: () => sql`TRUE`,
 };

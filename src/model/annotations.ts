@@ -23,11 +23,115 @@ export const hiddenColumns: Record<string, readonly string[]> = {
 export interface ComputedField {
   readonly type: ScalarType;
   readonly nullable: boolean;
+  /** Listed without $select (true), or only when named (false). */
+  readonly selectedByDefault: boolean;
 }
 
-/** Fields derived on read; their SQL is in src/odata/sql/computed.ts. */
+/**
+ * Fields derived on read; their SQL is in src/odata/sql/computed.ts. A computed field that is also
+ * in `writableFields` is written through its resource's rules (src/odata/write/rules/).
+ */
 export const computedFields: Record<string, Record<string, ComputedField>> = {
-  device: { overall_status: { type: "Text", nullable: false } },
+  device: { overall_status: { type: "Text", nullable: false, selectedByDefault: false } },
+  application: {
+    // The fleet's target release, by its commit.
+    commit: { type: "Text", nullable: true, selectedByDefault: true },
+    // The fleet's device type, by its slug.
+    device_type: { type: "Text", nullable: false, selectedByDefault: true },
+  },
+};
+
+export interface Writability {
+  /** Fields a POST may set. */
+  readonly create: readonly string[];
+  /** Fields a PATCH or PUT may set. */
+  readonly update: readonly string[];
+  /** Fields a POST must set (rules may fill others, such as a device's uuid). */
+  readonly required: readonly string[];
+  /** Whether DELETE is allowed at all. */
+  readonly deletable: boolean;
+}
+
+const fleetFields = [
+  "app_name",
+  "device_type",
+  "is_for__device_type",
+  "should_track_latest_release",
+  "commit",
+  "should_be_running__release",
+  "organization",
+  "is_public",
+  "depends_on__application",
+] as const;
+const deviceFields = [
+  "device_name",
+  "note",
+  "belongs_to__application",
+  "should_be_running__release",
+  "is_active",
+] as const;
+
+/**
+ * What callers may write, per resource. Everything else (ids, created_at, actor, a device's state,
+ * which the device reports itself) is the server's. A resource missing here is read-only.
+ */
+export const writableFields: Record<string, Writability> = {
+  application: { create: fleetFields, update: fleetFields, required: ["app_name"], deletable: true },
+  device: {
+    create: [...deviceFields, "uuid", "is_of__device_type"],
+    update: deviceFields,
+    required: ["belongs_to__application"],
+    deletable: true,
+  },
+  release: {
+    create: [
+      "belongs_to__application",
+      "commit",
+      "status",
+      "source",
+      "is_final",
+      "is_invalidated",
+      "is_passing_tests",
+      "semver",
+      "note",
+      "start_timestamp",
+      "end_timestamp",
+    ],
+    update: ["status", "note", "is_final", "is_invalidated", "is_passing_tests", "semver", "end_timestamp"],
+    required: ["belongs_to__application", "commit", "status"],
+    deletable: true,
+  },
+  device_tag: {
+    create: ["device", "tag_key", "value"],
+    update: ["tag_key", "value"],
+    required: ["device", "tag_key", "value"],
+    deletable: true,
+  },
+  application_tag: {
+    create: ["application", "tag_key", "value"],
+    update: ["tag_key", "value"],
+    required: ["application", "tag_key", "value"],
+    deletable: true,
+  },
+  device_environment_variable: {
+    create: ["device", "name", "value"],
+    update: ["name", "value"],
+    required: ["device", "name", "value"],
+    deletable: true,
+  },
+  application_environment_variable: {
+    create: ["application", "name", "value"],
+    update: ["name", "value"],
+    required: ["application", "name", "value"],
+    deletable: true,
+  },
+  organization: {
+    create: ["name", "handle"],
+    update: ["name", "handle"],
+    required: ["name", "handle"],
+    deletable: true,
+  },
+  device_type: { create: [], update: [], required: [], deletable: true },
 };
 
 /** `<table>.<foreign key>` → the name of the navigation back from the table it points to. */

@@ -5,6 +5,7 @@ import {
   internalTables,
   resourceAliases,
   reverseNavigations,
+  writableFields,
 } from "./annotations.ts";
 import type { Field, Model, Navigation, Resource, ScalarType } from "./types.ts";
 
@@ -16,6 +17,7 @@ interface DmmfField {
   isRequired: boolean;
   isUnique: boolean;
   isId: boolean;
+  hasDefaultValue: boolean;
   relationFromFields?: string[];
   relationToFields?: string[];
 }
@@ -80,6 +82,7 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         name: field.name,
         type,
         nullable: !field.isRequired,
+        hasDefault: field.hasDefaultValue,
         computed: false,
         selectedByDefault: true,
         ...(link ? { link } : {}),
@@ -104,7 +107,14 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
       });
     }
     for (const [name, computed] of Object.entries(computedFields[table] ?? {})) {
-      fields.set(name, { name, ...computed, computed: true, selectedByDefault: false });
+      fields.set(name, { name, ...computed, hasDefault: false, computed: true });
+    }
+  }
+
+  for (const [table, writability] of Object.entries(writableFields)) {
+    for (const name of [...writability.create, ...writability.update, ...writability.required]) {
+      if (!fieldsOf.get(table)?.has(name))
+        throw new Error(`model: writable field ${table}.${name} does not exist`);
     }
   }
 
@@ -123,6 +133,7 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         fields: fieldsOf.get(table) as Map<string, Field>,
         navigations: navigationsOf.get(table) as Map<string, Navigation>,
         keys,
+        writability: writableFields[table] ?? { create: [], update: [], required: [], deletable: false },
       });
     }
   }

@@ -4,6 +4,8 @@ export interface Field {
   readonly name: string;
   readonly type: ScalarType;
   readonly nullable: boolean;
+  /** The column has a default, which PUT restores when a field is left out. */
+  readonly hasDefault: boolean;
   /** For a foreign key: the resource it points to; read as `{"__id": N}` unless expanded. */
   readonly link?: string;
   /** Derived on read (its SQL lives in the compiler), never stored. */
@@ -30,6 +32,13 @@ export interface Resource {
   readonly navigations: ReadonlyMap<string, Navigation>;
   /** Field sets that identify one row: `id` first, then every unique key (for `device(uuid='…')`). */
   readonly keys: readonly (readonly string[])[];
+  /** What callers may write; the server owns everything else. */
+  readonly writability: {
+    readonly create: readonly string[];
+    readonly update: readonly string[];
+    readonly required: readonly string[];
+    readonly deletable: boolean;
+  };
 }
 
 export interface Model {

@@ -16,6 +16,8 @@ import {
   type PathExpr,
   type QueryOptions,
 } from "./query.ts";
+import { explainSyntaxError } from "./syntax-hints.ts";
+import { canonicalUrl } from "./url.ts";
 
 type Raw = unknown;
 type RawObject = Record<string, Raw>;
@@ -28,18 +30,19 @@ const isBindRef = (value: Raw): value is { bind: number | string } =>
   Object.keys(value).length === 1;
 
 /**
- * Parses the part of an OData URL after the version: `/device(5)?$select=id`. The URL is passed
- * exactly as it came on the wire; the parser decodes quoted strings itself.
+ * Parses the part of an OData URL after the version: `/device(5)?$select=id`, exactly as it came
+ * on the wire, in either encoding clients use (see url.ts).
  */
 export function parse(url: string): ODataQuery {
   let parsed: { tree: RawTree; binds: Binds };
   try {
-    parsed = generatedParser.parse(url);
+    parsed = generatedParser.parse(canonicalUrl(url));
   } catch (error) {
     if (error instanceof generatedParser.SyntaxError) {
       const at = error.location?.start.offset;
+      const hint = explainSyntaxError(url);
       throw new BadRequest(
-        `Malformed OData URL${at === undefined ? "" : ` at character ${at + 1}`}: ${error.message}`,
+        `Malformed OData URL${at === undefined ? "" : ` at character ${at + 1}`}: ${hint ?? error.message}`,
       );
     }
     if (error instanceof URIError) throw new BadRequest(`Malformed percent-encoding in OData URL`);

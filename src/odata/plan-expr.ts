@@ -199,14 +199,11 @@ export class ExprPlanner {
       throw new BadRequest(`Unknown navigation '${name}' of ${resource.name}`);
     }
     const join = this.tables.join(table, navigation);
-    if (navigation.cardinality === "one") {
-      if (rest.length === 0)
-        throw new BadRequest(
-          `any(), all() and $count need a collection; '${name}' is a single ${navigation.target}`,
-        );
+    if (navigation.cardinality === "one" && rest.length > 0) {
       const value = this.walk(join.child, rest, path, scope);
       return { kind: "toOne", type: value.type, join, value };
     }
+    // pinejs: a to-one navigation also takes any()/all()/$count, as a collection of zero or one rows.
     if (rest.length > 0 || !path.end) {
       throw new BadRequest(`'${name}' of ${resource.name} is a collection; use any(), all() or $count`);
     }

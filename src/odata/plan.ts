@@ -1,4 +1,5 @@
 import type { Permissions } from "../auth/permissions.ts";
+import { type Fragment, ident } from "../db/sql.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import type { Model, Resource } from "../model/types.ts";
 import { ExprPlanner, type Scope } from "./plan-expr.ts";
@@ -30,6 +31,20 @@ export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
   ];
   if (query.count) return { kind: "count", table, where };
   return { kind: "collection", format: context.format, select: planner.select(table, query.options, where) };
+}
+
+export interface WriteTargetPlan {
+  readonly table: TableRef;
+  readonly where: readonly Planned[];
+  /** The caller's write predicate for the target table; the table's own `permission` is the read one. */
+  readonly writable: Fragment;
+}
+
+/** The rows a PATCH, PUT or DELETE names (by key or $filter), as the read path would find them. */
+export function planWriteTarget(query: ODataQuery, context: Omit<PlanContext, "format">): WriteTargetPlan {
+  const plan = planRead({ ...query, count: true }, { ...context, format: "pinejs" });
+  if (plan.kind !== "count") throw new Error("a count plan was expected");
+  return { ...plan, writable: context.permissions.writable(plan.table.resource, ident(plan.table.alias)) };
 }
 
 class SelectPlanner {

@@ -111,11 +111,18 @@ const cases: Case[] = [
     expect: "rejected",
     message: /Unknown navigation 'nope' of device/,
   },
+  // pinejs (and balena-sdk's getAllByOrganization): a to-one navigation is a collection of zero or one.
   {
     kind: "lambda on a to-one",
     url: "belongs_to__application/any(a:a/id eq 1)",
-    expect: "rejected",
-    message: /need a collection/,
+    expect: "compiled",
+    ids: () => ids(1, 20),
+  },
+  {
+    kind: "all on a to-one",
+    url: "belongs_to__application/all(a:a/id eq 3)",
+    expect: "compiled",
+    ids: () => ids(41, 60),
   },
   { kind: "collection compared", url: "device_tag eq 1", expect: "rejected", message: /is a collection/ },
   {

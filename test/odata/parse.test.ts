@@ -79,6 +79,20 @@ describe("the clients' dialect", () => {
     expect(show(filterOf(input))).toBe(expected);
   });
 
+  it("reads a query that a form encoder (URLSearchParams) encoded whole", () => {
+    const encoded = new URLSearchParams({
+      $filter: "belongs_to__application/any(a:a/slug eq 'gh_me/my app') and name eq 'O''Brien & co/100%'",
+      $select: "id,uuid",
+    })
+      .toString()
+      .replaceAll("+", "%20");
+    const query = parse(`/device?${encoded}`);
+    expect(show(query.options.filter)).toBe(
+      "(belongs_to__application/any and (name eq 'O'Brien & co/100%'))",
+    );
+    expect(query.options.select).toEqual(["id", "uuid"]);
+  });
+
   it("resolves @alias parameters", () => {
     expect(show(filterOf("id eq @x&@x=5"))).toBe("(id eq 5)");
     expect(parse("/device(@id)?@id=7").key).toEqual({ kind: "id", value: { kind: "number", value: 7 } });

@@ -14,6 +14,7 @@ const restricted: Permissions = {
     if (resource.table === "application") return sql`${row}."id" <> 2`;
     return sql`TRUE`;
   },
+  writable: () => sql`FALSE`,
 };
 
 describe.each(databaseKinds)("the row predicate on %s", (kind) => {

@@ -1,5 +1,6 @@
 import type { Statement } from "../../db/database.ts";
 import { ident, join, sql, toStatement } from "../../db/sql.ts";
+import type { WriteTargetPlan } from "../plan.ts";
 import type { ReadPlan } from "../plan-types.ts";
 import { compileExpr } from "./expr.ts";
 import { countOf, rowsJson } from "./select.ts";
@@ -18,4 +19,13 @@ export function compileRead(plan: ReadPlan): Statement {
   const body = sql`(${rowsJson(plan.select, plan.format, undefined, "array")})::text AS body`;
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
   return toStatement(sql`SELECT ${body}${count}`);
+}
+
+/** The rows a write targets, locked for the transaction, each with whether the caller may write it. */
+export function compileWriteTargets(plan: WriteTargetPlan): Statement {
+  const alias = ident(plan.table.alias);
+  const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
+  return toStatement(
+    sql`SELECT ${alias}."id", coalesce((${plan.writable}), false) AS may_write FROM ${ident(plan.table.resource.table)} ${alias} WHERE ${where} ORDER BY ${alias}."id" FOR UPDATE`,
+  );
 }

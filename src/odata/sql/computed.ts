@@ -21,6 +21,12 @@ const computed: Record<string, Record<string, ComputedSql>> = {
       WHEN ${row}."download_progress" IS NOT NULL OR ${row}."status" IN ('Downloading', 'Installing') THEN 'updating'
       ELSE 'idle' END`,
   },
+  application: {
+    commit: (row) =>
+      sql`(SELECT r."commit" FROM "release" r WHERE r."id" = ${row}."should_be_running__release")`,
+    device_type: (row) =>
+      sql`(SELECT dt."slug" FROM "device_type" dt WHERE dt."id" = ${row}."is_for__device_type")`,
+  },
 };
 
 export function hasComputedSql(table: string, field: string): boolean {

@@ -1,0 +1,45 @@
+import { BadRequest, Conflict } from "../../errors.ts";
+
+// SQLSTATEs of constraint violations, as both drivers report them.
+const UNIQUE = "23505";
+const FOREIGN_KEY = "23503";
+const NOT_NULL = "23502";
+const CHECK = "23514";
+
+interface DatabaseError {
+  code?: string;
+  detail?: string;
+  table?: string;
+  column?: string;
+}
+
+/** `Key (device, tag_key)=(1, k) already exists.` → ["device", "tag_key"] */
+function keyColumns(detail: string | undefined): string[] {
+  const match = /^Key \(([^)]*)\)=/.exec(detail ?? "");
+  return match?.[1] ? match[1].split(", ").map((name) => name.replaceAll('"', "")) : [];
+}
+
+/** Turns a constraint violation into the typed error the client should see; anything else is rethrown. */
+export function translateDatabaseError(error: unknown): never {
+  const { code, detail, column } = (error ?? {}) as DatabaseError;
+  switch (code) {
+    case UNIQUE: {
+      // pinejs wire: 409 whose message contains "unique" (pinejs-client's upsert relies on it).
+      const columns = keyColumns(detail);
+      throw new Conflict(
+        columns.length ? `"${columns.join('", "')}" must be unique.` : "Unique key constraint violated",
+      );
+    }
+    case FOREIGN_KEY: {
+      const referencing = /referenced from table "([^"]+)"/.exec(detail ?? "")?.[1];
+      if (referencing) throw new Conflict(`Data is referenced by ${referencing}.`);
+      throw new BadRequest(`A referenced row does not exist${detail ? `: ${detail}` : ""}`);
+    }
+    case NOT_NULL:
+      throw new BadRequest(`"${column ?? "?"}" cannot be null`);
+    case CHECK:
+      throw new BadRequest(detail ?? "A check constraint failed");
+    default:
+      throw error;
+  }
+}

@@ -1,0 +1,107 @@
+import { param, sql, toStatement } from "../../../db/sql.ts";
+import { BadRequest } from "../../../errors.ts";
+import { ids as idList, idsWhere } from "../statements.ts";
+import type { Values } from "../values.ts";
+import { followLatest } from "./release.ts";
+import type { ResourceRules, RuleContext } from "./types.ts";
+
+/** `device_type` is written as a slug and stored as the link `is_for__device_type`. */
+async function deviceTypeId(slug: unknown, context: RuleContext): Promise<number> {
+  const [row] = await context.tx.query<{ id: number }>(
+    toStatement(sql`SELECT "id" FROM "device_type" WHERE "slug" = ${param(slug, "text")}`),
+  );
+  if (!row) throw new BadRequest(`Unknown device type '${String(slug)}'`);
+  return row.id;
+}
+
+/** The stored columns of a fleet write: virtual fields resolved, tracking switched off by an explicit target. */
+async function storedColumns(values: Values, context: RuleContext): Promise<Values> {
+  const columns: Values = new Map(values);
+  if (columns.has("device_type")) {
+    columns.set("is_for__device_type", await deviceTypeId(columns.get("device_type"), context));
+    columns.delete("device_type");
+  }
+  // The commit is resolved per fleet after the write (each fleet has its own release with that commit).
+  columns.delete("commit");
+  // Naming a target release pins the fleet to it, unless the same request asks to track the latest.
+  if (
+    (values.has("commit") || values.has("should_be_running__release")) &&
+    !values.has("should_track_latest_release")
+  ) {
+    columns.set("should_track_latest_release", false);
+  }
+  return columns;
+}
+
+const booleanText = (value: unknown) => (value === "true" ? true : value === "false" ? false : value);
+
+export const applicationRules: ResourceRules = {
+  coercions: { should_track_latest_release: booleanText },
+
+  async prepareCreate(values, context) {
+    if (!values.has("device_type") && !values.has("is_for__device_type")) {
+      throw new BadRequest("'device_type' (a device type slug) is required to create an application");
+    }
+    if (!values.has("organization"))
+      throw new BadRequest("'organization' is required to create an application");
+    const columns = await storedColumns(values, context);
+    const [actor] = await context.tx.query<{ id: number }>({
+      text: `INSERT INTO "actor" DEFAULT VALUES RETURNING "id"`,
+      values: [],
+    });
+    columns.set("actor", actor?.id);
+    // The slug is set for real by afterWrite, from the organization's handle and the name.
+    columns.set("slug", `pending/${actor?.id}`);
+    return columns;
+  },
+
+  prepareUpdate: (values, _ids, context) => storedColumns(values, context),
+
+  async afterWrite(values, ids, context) {
+    const fleets = sql`a."id" = ANY(${idList(ids)})`;
+    if (values.has("app_name") || values.has("organization") || !values.has("slug")) {
+      await context.tx.query(
+        toStatement(sql`UPDATE "application" a SET "slug" = lower(o."handle" || '/' || a."app_name")
+          FROM "organization" o WHERE o."id" = a."organization" AND ${fleets}`),
+      );
+    }
+    if (values.has("commit")) {
+      const commit = values.get("commit");
+      await context.tx.query(
+        toStatement(sql`UPDATE "application" a SET "should_be_running__release" =
+          (SELECT r."id" FROM "release" r WHERE r."belongs_to__application" = a."id" AND r."commit" = ${param(commit, "text")})
+          WHERE ${fleets}`),
+      );
+      const unknown = await idsWhere(
+        context.tx,
+        context.resource,
+        ids,
+        (row) => sql`${row}."should_be_running__release" IS NULL`,
+      );
+      if (commit !== null && unknown.length > 0) {
+        throw new BadRequest(`Fleet ${unknown.join(", ")} has no release with commit '${String(commit)}'`);
+      }
+    }
+    if (values.has("should_be_running__release")) {
+      const foreign = await idsWhere(
+        context.tx,
+        context.resource,
+        ids,
+        (row) => sql`${row}."should_be_running__release" IS NOT NULL AND NOT EXISTS (
+          SELECT 1 FROM "release" r WHERE r."id" = ${row}."should_be_running__release" AND r."belongs_to__application" = ${row}."id")`,
+      );
+      if (foreign.length > 0)
+        throw new BadRequest(`should_be_running__release must be a release of fleet ${foreign.join(", ")}`);
+    }
+    if (values.get("should_track_latest_release") === true) await followLatest(fleets, context);
+    if (values.has("depends_on__application")) {
+      const selfDependent = await idsWhere(
+        context.tx,
+        context.resource,
+        ids,
+        (row) => sql`${row}."depends_on__application" = ${row}."id"`,
+      );
+      if (selfDependent.length > 0) throw new BadRequest("A fleet cannot depend on itself");
+    }
+  },
+};

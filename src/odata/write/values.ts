@@ -1,0 +1,67 @@
+import { BadRequest } from "../../errors.ts";
+import type { Field, Resource } from "../../model/types.ts";
+
+/** Validated field values of a write, by field name: numbers, strings, booleans, ISO timestamps, JSON or null. */
+export type Values = Map<string, unknown>;
+
+export type WriteMode = "create" | "update" | "replace";
+
+function coerce(resource: Resource, field: Field, value: unknown): unknown {
+  const name = `'${field.name}'`;
+  if (value === null) {
+    if (!field.nullable) throw new BadRequest(`"${field.name}" cannot be null`);
+    return null;
+  }
+  switch (field.type) {
+    case "Integer":
+      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+      throw new BadRequest(
+        `${name} of ${resource.name} must be ${field.link ? `the id of a ${field.link}` : "an integer"}`,
+      );
+    case "Text":
+      if (typeof value === "string") return value;
+      throw new BadRequest(`${name} of ${resource.name} must be a string`);
+    case "Boolean":
+      if (typeof value === "boolean") return value;
+      throw new BadRequest(`${name} of ${resource.name} must be true or false`);
+    case "DateTime": {
+      const date = typeof value === "string" ? new Date(value) : undefined;
+      if (date && !Number.isNaN(date.getTime())) return date.toISOString();
+      throw new BadRequest(`${name} of ${resource.name} must be an ISO 8601 date-time`);
+    }
+    case "JSON":
+      return value;
+  }
+}
+
+/**
+ * Checks a request body against what callers may write: a JSON object, known and writable fields,
+ * values of the right type, required fields on create. `coercions` adapt the forms a field also accepts.
+ */
+export function validateBody(
+  resource: Resource,
+  body: unknown,
+  mode: WriteMode,
+  coercions: Readonly<Record<string, (value: unknown) => unknown>> = {},
+): Values {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new BadRequest("The body must be a JSON object");
+  }
+  const allowed = mode === "create" ? resource.writability.create : resource.writability.update;
+  const values: Values = new Map();
+  for (const [name, raw] of Object.entries(body)) {
+    const field = resource.fields.get(name);
+    if (!field) throw new BadRequest(`Unknown field '${name}' of ${resource.name}`);
+    if (!allowed.includes(name)) throw new BadRequest(`'${name}' of ${resource.name} is not writable`);
+    const adapt = coercions[name];
+    values.set(name, coerce(resource, field, adapt ? adapt(raw) : raw));
+  }
+  if (mode === "create") {
+    for (const name of resource.writability.required) {
+      if (!values.has(name)) throw new BadRequest(`'${name}' is required to create a ${resource.name}`);
+    }
+  } else if (values.size === 0) {
+    throw new BadRequest("No fields to update");
+  }
+  return values;
+}
