@@ -25,6 +25,13 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   app.setErrorHandler(sendError);
+  // Some clients send `content-type: application/json` on a DELETE without a body: that is no body,
+  // not a malformed one. Everything else goes through fastify's own (prototype-poisoning-safe) parser.
+  const parseJson = app.getDefaultJsonParser("error", "error");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if (body === "") done(null, undefined);
+    else parseJson(request, body.toString(), done);
+  });
   app.setNotFoundHandler((_request, reply) => {
     reply.code(404).send("");
   });

@@ -3,6 +3,8 @@ import { BadRequest, Conflict } from "../../errors.ts";
 // SQLSTATEs of constraint violations, as both drivers report them.
 const UNIQUE = "23505";
 const FOREIGN_KEY = "23503";
+// ON DELETE RESTRICT reports its own code.
+const RESTRICT = "23001";
 const NOT_NULL = "23502";
 const CHECK = "23514";
 
@@ -30,6 +32,7 @@ export function translateDatabaseError(error: unknown): never {
         columns.length ? `"${columns.join('", "')}" must be unique.` : "Unique key constraint violated",
       );
     }
+    case RESTRICT:
     case FOREIGN_KEY: {
       const referencing = /referenced from table "([^"]+)"/.exec(detail ?? "")?.[1];
       if (referencing) throw new Conflict(`Data is referenced by ${referencing}.`);

@@ -1,0 +1,86 @@
+import { BadRequest } from "../../errors.ts";
+import { parse } from "../parse.ts";
+import { planRead } from "../plan.ts";
+import type { ODataQuery } from "../query.ts";
+import { compileRead } from "../sql/compile.ts";
+import {
+  createEntity,
+  deleteEntities,
+  updateEntities,
+  type WriteContext,
+  type WriteTarget,
+} from "./write.ts";
+
+export interface WriteReply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** The header that makes a PATCH, PUT or DELETE report what it would change, and change nothing. */
+export const DRY_RUN_HEADER = "x-dry-run";
+/** How many rows a PATCH, PUT or DELETE changed (or would change, in a dry run). */
+export const AFFECTED_ROWS_HEADER = "x-affected-rows";
+
+const json = "application/json";
+
+function targetOf(query: ODataQuery, method: string): WriteTarget {
+  const { filter, ...others } = query.options;
+  if (query.count) throw new BadRequest(`${method} cannot target /$count`);
+  if (Object.keys(others).length > 0) throw new BadRequest(`${method} takes no query options but $filter`);
+  if (method === "PUT" && !query.key) throw new BadRequest("PUT needs a key: it replaces one entity");
+  return {
+    resource: query.resource,
+    ...(query.key ? { key: query.key } : {}),
+    ...(filter ? { filter } : {}),
+  };
+}
+
+/** The created entity as a GET by key shows it (pinejs wire: POST answers with the bare entity). */
+async function reread(resource: string, id: number, context: WriteContext): Promise<string> {
+  const plan = planRead(
+    { resource, key: { kind: "id", value: { kind: "number", value: id } }, count: false, options: {} },
+    { model: context.model, permissions: context.permissions, format: "pinejs" },
+  );
+  const [row] = await context.db.query<{ body: string }>(compileRead(plan));
+  const [entity] = JSON.parse(row?.body ?? "[]") as unknown[];
+  return JSON.stringify(entity ?? { id });
+}
+
+/** An OData POST, PATCH, PUT or DELETE: parse → write core → pinejs reply. */
+export async function write(
+  request: { method: string; version: string; url: string; body: unknown; dryRun: boolean },
+  context: WriteContext,
+): Promise<WriteReply> {
+  const query = parse(request.url);
+  if (request.method === "POST") {
+    if (query.key || query.count || Object.keys(query.options).length > 0) {
+      throw new BadRequest("POST goes to a resource collection, without a key or query options");
+    }
+    const id = await createEntity(query.resource, request.body, context);
+    return {
+      status: 201,
+      headers: { location: `/${request.version}/${query.resource}(${id})`, "content-type": json },
+      body: await reread(query.resource, id, context),
+    };
+  }
+  const target = targetOf(query, request.method);
+  const options = { dryRun: request.dryRun };
+  const outcome =
+    request.method === "DELETE"
+      ? await deleteEntities(target, context, options)
+      : await updateEntities(target, request.body, context, {
+          ...options,
+          replace: request.method === "PUT",
+        });
+  const headers = { [AFFECTED_ROWS_HEADER]: String(outcome.affected), "content-type": json };
+  if (request.dryRun) {
+    return {
+      status: 200,
+      headers,
+      body: JSON.stringify({ dryRun: true, affected: outcome.affected, changes: outcome.changes ?? [] }),
+    };
+  }
+  // pinejs v6 wire: an empty success body becomes the JSON string "OK".
+  return { status: 200, headers, body: JSON.stringify("OK") };
+}
