@@ -1,6 +1,10 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
-import { adminPermissions } from "./auth/permissions.ts";
+import { Authenticator } from "./auth/caller.ts";
+import { permissionsFor } from "./auth/policies.ts";
+import { authRoutes, callerOf, requireCaller } from "./auth/routes.ts";
+import { signingSecret } from "./auth/secrets.ts";
+import { LoginThrottle } from "./auth/throttle.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { sendError } from "./http/errors.ts";
@@ -39,8 +43,26 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   useRequestLog(app);
 
   app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
-  // Every caller acts as the admin until credentials and row permissions arrive (issue: auth).
-  odataRoutes(app, { db: deps.db, model: deps.model, permissionsOf: () => adminPermissions });
+
+  const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));
+  // The caller is resolved before the handler, so its (cached) lookup is not counted as the
+  // handler's own SQL: a read stays one statement.
+  app.addHook("preHandler", async (request) => {
+    await callerOf(request, authenticator);
+  });
+  // 10 failed logins per username, and 50 per address, in 15 minutes.
+  const throttle = new LoginThrottle(10, 15 * 60 * 1000);
+  const addressThrottle = new LoginThrottle(50, 15 * 60 * 1000);
+  authRoutes(app, { db: deps.db, model: deps.model, authenticator, throttle, addressThrottle });
+  odataRoutes(app, {
+    db: deps.db,
+    model: deps.model,
+    callerOf: async (request) => {
+      const caller = await requireCaller(request, authenticator);
+      return { permissions: permissionsFor(caller), actor: caller.actor };
+    },
+    identitiesChanged: () => authenticator.forget(),
+  });
 
   await app.ready();
   return app;

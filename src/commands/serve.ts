@@ -1,4 +1,4 @@
-import { ensureAdmin } from "../auth/users.ts";
+import { ensureAdmin } from "../accounts.ts";
 import { loadConfig } from "../config.ts";
 import { migrate } from "../db/migrate.ts";
 import { openDatabase } from "../db/open.ts";
@@ -12,14 +12,18 @@ export async function run(): Promise<void> {
   const db = await openDatabase(config);
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, "migrations applied");
-  const admin = await ensureAdmin(db, { username: config.ADMIN_USERNAME, password: config.ADMIN_PASSWORD });
+  const model = buildModel();
+  const admin = await ensureAdmin(db, model, {
+    username: config.ADMIN_USERNAME,
+    password: config.ADMIN_PASSWORD,
+  });
   if (admin.created && admin.generatedPassword) {
     process.stderr.write(
       `\nCreated the admin user '${config.ADMIN_USERNAME}' with password: ${admin.generatedPassword}\n` +
         "It is shown this once; set ADMIN_PASSWORD before the first start to choose it.\n\n",
     );
   }
-  const app = await buildServer({ db, model: buildModel(), config, logger });
+  const app = await buildServer({ db, model, config, logger });
   await app.listen({ host: config.HOST, port: config.PORT });
 
   let stopping = false;

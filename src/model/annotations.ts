@@ -4,14 +4,17 @@ import type { ScalarType } from "./types.ts";
 // the columns no API exposes, the computed fields, and the names of reverse navigations.
 
 /** Tables that are not resources. A foreign key to one of them reads as a plain integer. */
-export const internalTables = new Set(["actor"]);
+export const internalTables = new Set(["actor", "setting"]);
 
 /** Other resource names for a table: `my_application` is `application` limited to the caller's own fleets. */
 export const resourceAliases: Record<string, readonly string[]> = {
   application: ["my_application"],
 };
 
-/** Columns that exist for the server only: secrets, hashes, where to reach a device. */
+/**
+ * Columns no API reads, selects or filters: secrets, hashes, where to reach a device. A caller may
+ * still write one that `writableFields` lists (a user's password, which is stored hashed).
+ */
 export const hiddenColumns: Record<string, readonly string[]> = {
   user: ["password", "jwt_secret"],
   device: ["supervisor_api_address", "supervisor_api_port", "supervisor_api_key_ciphertext"],
@@ -131,6 +134,21 @@ export const writableFields: Record<string, Writability> = {
     required: ["name", "handle"],
     deletable: true,
   },
+  // Users are made by admins (POST /v6/user, `fleetgate user add`); the password is written, never read.
+  user: {
+    create: ["username", "email", "password"],
+    update: ["email", "password"],
+    required: ["username", "email", "password"],
+    deletable: true,
+  },
+  organization_membership: {
+    create: ["user", "is_member_of__organization", "role"],
+    update: ["role"],
+    required: ["user", "is_member_of__organization"],
+    deletable: true,
+  },
+  // Keys are made by the /api-key endpoints (which show the secret once); here they are renamed or revoked.
+  api_key: { create: [], update: ["name", "description", "expiry_date"], required: [], deletable: true },
   device_type: { create: [], update: [], required: [], deletable: true },
 };
 

@@ -44,10 +44,12 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
   const tableOf = new Map(source.models.map((model) => [model.name, model.dbName ?? model.name]));
   const exposed = source.models.filter((model) => !internalTables.has(tableOf.get(model.name) ?? ""));
   const fieldsOf = new Map<string, Map<string, Field>>();
+  const hiddenOf = new Map<string, Map<string, Field>>();
   const navigationsOf = new Map<string, Map<string, Navigation>>();
   for (const model of exposed) {
     const table = tableOf.get(model.name) as string;
     fieldsOf.set(table, new Map());
+    hiddenOf.set(table, new Map());
     navigationsOf.set(table, new Map());
   }
 
@@ -73,9 +75,20 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
       if (relation.kind === "object" && column) links.set(column, tableOf.get(relation.type) as string);
     }
     for (const field of model.fields) {
-      if (field.kind !== "scalar" || hidden.has(field.name)) continue;
+      if (field.kind !== "scalar") continue;
       const type = scalarTypes[field.type];
       if (!type) throw new Error(`model: ${table}.${field.name} has unsupported type ${field.type}`);
+      if (hidden.has(field.name)) {
+        hiddenOf.get(table)?.set(field.name, {
+          name: field.name,
+          type,
+          nullable: !field.isRequired,
+          hasDefault: field.hasDefaultValue,
+          computed: false,
+          selectedByDefault: false,
+        });
+        continue;
+      }
       const target = links.get(field.name);
       const link = target && !internalTables.has(target) ? target : undefined;
       fields.set(field.name, {
@@ -113,8 +126,9 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
 
   for (const [table, writability] of Object.entries(writableFields)) {
     for (const name of [...writability.create, ...writability.update, ...writability.required]) {
-      if (!fieldsOf.get(table)?.has(name))
+      if (!fieldsOf.get(table)?.has(name) && !hiddenOf.get(table)?.has(name)) {
         throw new Error(`model: writable field ${table}.${name} does not exist`);
+      }
     }
   }
 
@@ -131,6 +145,7 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         name,
         table,
         fields: fieldsOf.get(table) as Map<string, Field>,
+        hiddenFields: hiddenOf.get(table) as Map<string, Field>,
         navigations: navigationsOf.get(table) as Map<string, Navigation>,
         keys,
         writability: writableFields[table] ?? { create: [], update: [], required: [], deletable: false },

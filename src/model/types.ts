@@ -29,6 +29,8 @@ export interface Resource {
   readonly name: string;
   readonly table: string;
   readonly fields: ReadonlyMap<string, Field>;
+  /** Columns no API reads (secrets, hashes); the server writes them, and a caller only those `writability` lists. */
+  readonly hiddenFields: ReadonlyMap<string, Field>;
   readonly navigations: ReadonlyMap<string, Navigation>;
   /** Field sets that identify one row: `id` first, then every unique key (for `device(uuid='…')`). */
   readonly keys: readonly (readonly string[])[];

@@ -9,8 +9,14 @@ import { DRY_RUN_HEADER, write } from "./write/request.ts";
 export interface ODataDeps {
   readonly db: Database;
   readonly model: Model;
-  readonly permissionsOf: (request: FastifyRequest) => Permissions;
+  /** The caller's permissions and actor; throws Unauthorized without a valid credential. */
+  readonly callerOf: (request: FastifyRequest) => Promise<{ permissions: Permissions; actor: number }>;
+  /** A write changed users or keys: cached credentials must be looked up again. */
+  readonly identitiesChanged: () => void;
 }
+
+// Writes to these change who a credential stands for.
+const identityTables = new Set(["user", "api_key"]);
 
 const version = "v6";
 
@@ -20,14 +26,16 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
   app.get(`/${version}/$metadata`, async (_request, reply) => reply.type("application/xml").send(metadata));
 
   app.get(`/${version}/*`, async (request, reply) => {
+    const { permissions } = await deps.callerOf(request);
     const result = await read(
       { version, url: request.url.slice(version.length + 1), headers: request.headers },
-      { db: deps.db, model: deps.model, permissions: deps.permissionsOf(request) },
+      { db: deps.db, model: deps.model, permissions },
     );
     return reply.type(result.contentType).send(result.body);
   });
 
   const writeRoute = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { permissions, actor } = await deps.callerOf(request);
     const result = await write(
       {
         method: request.method,
@@ -36,8 +44,9 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
         body: request.body,
         dryRun: request.headers[DRY_RUN_HEADER] === "true",
       },
-      { db: deps.db, model: deps.model, permissions: deps.permissionsOf(request), actor: undefined },
+      { db: deps.db, model: deps.model, permissions, actor },
     );
+    if (identityTables.has(result.table)) deps.identitiesChanged();
     return reply.code(result.status).headers(result.headers).send(result.body);
   };
   app.post(`/${version}/*`, writeRoute);

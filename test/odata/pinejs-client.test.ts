@@ -11,15 +11,19 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 /** pinejs-client over global fetch: the same wire encoding a browser or Node SDK produces. */
 class FetchPine extends PinejsClientCore {
+  /** `Bearer <key>`, sent with every request as a logged-in SDK would. */
+  authorization = "";
   readonly sent: string[] = [];
 
   override async _request({ method, url, body }: { method: string; url: string; body?: AnyObject }) {
     this.sent.push(`${method} ${url}`);
     const response = await fetch(url, {
       method,
-      ...(body === undefined
-        ? {}
-        : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+      headers: {
+        authorization: this.authorization,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
     if (response.status >= 400) throw new StatusError(`${response.status} ${text}`, response.status);
@@ -1454,6 +1458,7 @@ describe.each(databaseKinds)("pinejs-client-core against the API on %s", (kind) 
       release,
     };
     pine = new FetchPine({ apiPrefix: `${server.url}/v6/` });
+    pine.authorization = `Bearer ${server.adminKey}`;
   });
   afterAll(() => server.close());
 

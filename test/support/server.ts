@@ -1,4 +1,6 @@
-import type { FastifyInstance } from "fastify";
+import type { InjectOptions, LightMyRequestResponse as Response } from "fastify";
+import { createApiKey } from "../../src/auth/api-keys.ts";
+import { hashPassword } from "../../src/auth/passwords.ts";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
@@ -6,28 +8,42 @@ import { buildServer } from "../../src/server.ts";
 import { type DatabaseKind, freshDatabase, type TestDatabase } from "./databases.ts";
 
 export interface TestServer {
-  readonly app: FastifyInstance;
+  /** `inject` sends the test admin's key unless the request sets `authorization` itself. */
+  readonly app: { inject(options: InjectOptions): Promise<Response> };
   readonly test: TestDatabase;
   /** `http://127.0.0.1:<port>`, for real clients. */
   readonly url: string;
+  /** An API key of an admin user, for real clients: `Authorization: Bearer <adminKey>`. */
+  readonly adminKey: string;
   close(): Promise<void>;
+}
+
+// The test admin lives far above the ids the tests create, so it does not move their serial ids.
+const TEST_ADMIN_ID = 1_000_000;
+
+async function testAdminKey(test: TestDatabase): Promise<string> {
+  await test.db.query({ text: `INSERT INTO "actor" ("id") VALUES ($1::int4)`, values: [TEST_ADMIN_ID] });
+  await test.db.query({
+    text: `INSERT INTO "user" ("id", "actor", "username", "email", "password", "jwt_secret", "is_admin")
+           VALUES ($1::int4, $1::int4, 'test-admin', 'test-admin@localhost', $2::text, 'test', true)`,
+    values: [TEST_ADMIN_ID, await hashPassword("test-admin-password")],
+  });
+  return createApiKey(test.db, { actor: TEST_ADMIN_ID, name: "tests" });
 }
 
 /** The real server on a fresh database, listening on a free loopback port. */
 export async function startTestServer(kind: DatabaseKind): Promise<TestServer> {
   const test = await freshDatabase(kind);
   const config = loadConfig({ LOG_LEVEL: "silent" });
-  const app = await buildServer({
-    db: test.db,
-    model: buildModel(),
-    config,
-    logger: createLogger("silent"),
-  });
+  const app = await buildServer({ db: test.db, model: buildModel(), config, logger: createLogger("silent") });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
+  const adminKey = await testAdminKey(test);
+  const authorization = `Bearer ${adminKey}`;
   return {
-    app,
+    app: { inject: (options) => app.inject({ ...options, headers: { authorization, ...options.headers } }) },
     test,
     url,
+    adminKey,
     async close() {
       await app.close();
       await test.drop();

@@ -1,6 +1,6 @@
 import { BadRequest } from "../../errors.ts";
 import { parse } from "../parse.ts";
-import { planRead } from "../plan.ts";
+import { planRead, resolveResource } from "../plan.ts";
 import type { ODataQuery } from "../query.ts";
 import { compileRead } from "../sql/compile.ts";
 import {
@@ -12,6 +12,8 @@ import {
 } from "./write.ts";
 
 export interface WriteReply {
+  /** The table written, so the caller can react (credentials cached for users and keys). */
+  readonly table: string;
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
@@ -59,6 +61,7 @@ export async function write(
     }
     const id = await createEntity(query.resource, request.body, context);
     return {
+      table: resolveResource(context.model, query.resource).table,
       status: 201,
       headers: { location: `/${request.version}/${query.resource}(${id})`, "content-type": json },
       body: await reread(query.resource, id, context),
@@ -74,13 +77,15 @@ export async function write(
           replace: request.method === "PUT",
         });
   const headers = { [AFFECTED_ROWS_HEADER]: String(outcome.affected), "content-type": json };
+  const table = resolveResource(context.model, query.resource).table;
   if (request.dryRun) {
     return {
+      table,
       status: 200,
       headers,
       body: JSON.stringify({ dryRun: true, affected: outcome.affected, changes: outcome.changes ?? [] }),
     };
   }
   // pinejs v6 wire: an empty success body becomes the JSON string "OK".
-  return { status: 200, headers, body: JSON.stringify("OK") };
+  return { table, status: 200, headers, body: JSON.stringify("OK") };
 }

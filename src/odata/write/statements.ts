@@ -16,7 +16,7 @@ const casts: Record<ScalarType, string> = {
 
 function columnValue(resource: Resource, name: string, value: unknown): Fragment {
   if (value === columnDefault) return sql`DEFAULT`;
-  const field = resource.fields.get(name);
+  const field = resource.fields.get(name) ?? resource.hiddenFields.get(name);
   if (!field || field.computed) throw new Error(`write: ${resource.table}.${name} is not a stored field`);
   if (value === null) return sql`NULL`;
   return param(field.type === "JSON" ? JSON.stringify(value) : value, casts[field.type]);

@@ -6,6 +6,12 @@ export type Values = Map<string, unknown>;
 
 export type WriteMode = "create" | "update" | "replace";
 
+// Every Int column is a PostgreSQL integer (int4).
+const INT_MIN = -(2 ** 31);
+const INT_MAX = 2 ** 31 - 1;
+// ISO 8601 as JSON carries it: a date, or a date and time with an optional fraction and offset.
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
 function coerce(resource: Resource, field: Field, value: unknown): unknown {
   const name = `'${field.name}'`;
   if (value === null) {
@@ -14,7 +20,8 @@ function coerce(resource: Resource, field: Field, value: unknown): unknown {
   }
   switch (field.type) {
     case "Integer":
-      if (typeof value === "number" && Number.isSafeInteger(value)) return value;
+      if (typeof value === "number" && Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX)
+        return value;
       throw new BadRequest(
         `${name} of ${resource.name} must be ${field.link ? `the id of a ${field.link}` : "an integer"}`,
       );
@@ -25,7 +32,7 @@ function coerce(resource: Resource, field: Field, value: unknown): unknown {
       if (typeof value === "boolean") return value;
       throw new BadRequest(`${name} of ${resource.name} must be true or false`);
     case "DateTime": {
-      const date = typeof value === "string" ? new Date(value) : undefined;
+      const date = typeof value === "string" && ISO_8601.test(value) ? new Date(value) : undefined;
       if (date && !Number.isNaN(date.getTime())) return date.toISOString();
       throw new BadRequest(`${name} of ${resource.name} must be an ISO 8601 date-time`);
     }
@@ -50,7 +57,9 @@ export function validateBody(
   const allowed = mode === "create" ? resource.writability.create : resource.writability.update;
   const values: Values = new Map();
   for (const [name, raw] of Object.entries(body)) {
-    const field = resource.fields.get(name);
+    // A hidden column is unknown to callers unless they may write it (a password).
+    const field =
+      resource.fields.get(name) ?? (allowed.includes(name) ? resource.hiddenFields.get(name) : undefined);
     if (!field) throw new BadRequest(`Unknown field '${name}' of ${resource.name}`);
     if (!allowed.includes(name)) throw new BadRequest(`'${name}' of ${resource.name} is not writable`);
     const adapt = coercions[name];

@@ -93,7 +93,10 @@ export const applicationRules: ResourceRules = {
       if (foreign.length > 0)
         throw new BadRequest(`should_be_running__release must be a release of fleet ${foreign.join(", ")}`);
     }
-    if (values.get("should_track_latest_release") === true) await followLatest(fleets, context);
+    // Tracking switched on (or restored to its default by a PUT): move to the latest release now.
+    if (values.has("should_track_latest_release") && values.get("should_track_latest_release") !== false) {
+      await followLatest(fleets, context);
+    }
     if (values.has("depends_on__application")) {
       const selfDependent = await idsWhere(
         context.tx,

@@ -1,4 +1,4 @@
-import { sql, toStatement } from "../../../db/sql.ts";
+import { param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList } from "../statements.ts";
 import type { ResourceRules } from "./types.ts";
@@ -17,6 +17,15 @@ export const organizationRules: ResourceRules = {
     },
   },
   async afterWrite(values, ids, context) {
+    // Whoever creates an organization owns it (when they are a user).
+    if (values.has("name") && values.has("handle") && context.actor !== undefined) {
+      await context.tx.query(
+        toStatement(sql`INSERT INTO "organization_membership" ("user", "is_member_of__organization", "role")
+          SELECT u."id", o."id", 'owner' FROM "user" u, "organization" o
+          WHERE u."actor" = ${param(context.actor, "int4")} AND o."id" = ANY(${idList(ids)})
+          ON CONFLICT DO NOTHING`),
+      );
+    }
     // Fleet slugs carry the organization's handle.
     if (values.has("handle")) {
       await context.tx.query(

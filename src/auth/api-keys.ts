@@ -1,0 +1,24 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { Executor } from "../db/database.ts";
+
+/** Only this hash is stored: the key itself is shown once, when it is made. */
+export function hashKey(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+export interface NewApiKey {
+  readonly actor: number;
+  readonly name?: string | null;
+  readonly description?: string | null;
+  readonly expiryDate?: string | null;
+}
+
+export async function createApiKey(db: Executor, key: NewApiKey): Promise<string> {
+  const secret = randomBytes(24).toString("base64url");
+  await db.query({
+    text: `INSERT INTO "api_key" ("is_of__actor", "name", "description", "expiry_date", "key_hash")
+           VALUES ($1::int4, $2::text, $3::text, $4::timestamptz, $5::text)`,
+    values: [key.actor, key.name ?? null, key.description ?? null, key.expiryDate ?? null, hashKey(secret)],
+  });
+  return secret;
+}

@@ -1,0 +1,158 @@
+import { type Fragment, param, sql } from "../db/sql.ts";
+import type { Resource } from "../model/types.ts";
+import type { Caller } from "./caller.ts";
+import { adminPermissions, type Permissions } from "./permissions.ts";
+
+// Row predicates per kind of caller. Each is SQL over the row alias, with the caller's ids bound
+// as parameters, so every caller of a kind shares one prepared statement per query shape.
+
+const none: Fragment = sql`FALSE`;
+const all: Fragment = sql`TRUE`;
+
+/** Fleets of the organizations a user belongs to. */
+function memberFleets(userId: number): Fragment {
+  return sql`(SELECT fa."id" FROM "application" fa WHERE fa."organization" IN (
+    SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")}))`;
+}
+
+/** Fleets a user may read: their organizations' and every public one. */
+function readableFleets(userId: number): Fragment {
+  return sql`(SELECT fa."id" FROM "application" fa WHERE fa."is_public" OR fa."organization" IN (
+    SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")}))`;
+}
+
+function memberOrganizations(userId: number): Fragment {
+  return sql`(SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")})`;
+}
+
+function ownedOrganizations(userId: number): Fragment {
+  return sql`(SELECT m."is_member_of__organization" FROM "organization_membership" m
+    WHERE m."user" = ${param(userId, "int4")} AND m."role" = 'owner')`;
+}
+
+/** The rows of `table`, aliased `row`, that belong to one of `fleets`. */
+function byFleet(table: string, row: Fragment, fleets: Fragment): Fragment | undefined {
+  switch (table) {
+    case "application":
+      return sql`${row}."id" IN ${fleets}`;
+    case "device":
+    case "release":
+      return sql`${row}."belongs_to__application" IN ${fleets}`;
+    case "application_tag":
+    case "application_environment_variable":
+      return sql`${row}."application" IN ${fleets}`;
+    case "device_tag":
+    case "device_environment_variable":
+      return sql`${row}."device" IN (SELECT fd."id" FROM "device" fd WHERE fd."belongs_to__application" IN ${fleets})`;
+    case "billing_event":
+      return sql`${row}."device" IN (SELECT fd."id" FROM "device" fd WHERE fd."belongs_to__application" IN ${fleets})`;
+    default:
+      return undefined;
+  }
+}
+
+/** API keys of the user themself, and of the fleets and devices they may write. */
+function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragment {
+  return sql`(${row}."is_of__actor" = ${param(actor, "int4")}
+    OR ${row}."is_of__actor" IN (SELECT ka."actor" FROM "application" ka WHERE ka."id" IN ${fleets})
+    OR ${row}."is_of__actor" IN (SELECT kd."actor" FROM "device" kd WHERE kd."belongs_to__application" IN ${fleets}))`;
+}
+
+const catalogue = new Set(["device_type", "device_type_alias", "application_type", "supervisor_release"]);
+
+function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions {
+  const { userId, actor } = caller;
+  return {
+    readable(resource: Resource, row: Fragment) {
+      if (resource.name === "my_application")
+        return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
+      if (catalogue.has(resource.table))
+        return resource.table === "device_type" ? sql`NOT ${row}."is_private"` : all;
+      switch (resource.table) {
+        case "user":
+          return sql`${row}."id" = ${param(userId, "int4")}`;
+        case "organization":
+          return sql`${row}."id" IN ${memberOrganizations(userId)}`;
+        case "organization_membership":
+          return sql`${row}."is_member_of__organization" IN ${memberOrganizations(userId)}`;
+        case "api_key":
+          return manageableKeys(row, actor, memberFleets(userId));
+        default:
+          return byFleet(resource.table, row, readableFleets(userId)) ?? none;
+      }
+    },
+    writable(resource: Resource, row: Fragment) {
+      switch (resource.table) {
+        case "user":
+          return sql`${row}."id" = ${param(userId, "int4")}`;
+        case "organization":
+          return sql`${row}."id" IN ${ownedOrganizations(userId)}`;
+        case "organization_membership":
+          return sql`${row}."is_member_of__organization" IN ${ownedOrganizations(userId)}`;
+        case "api_key":
+          return manageableKeys(row, actor, memberFleets(userId));
+        default:
+          return byFleet(resource.table, row, memberFleets(userId)) ?? none;
+      }
+    },
+  };
+}
+
+function devicePermissions(caller: Extract<Caller, { kind: "device" }>): Permissions {
+  const device = param(caller.deviceId, "int4");
+  const fleet = param(caller.applicationId, "int4");
+  return {
+    readable(resource: Resource, row: Fragment) {
+      if (catalogue.has(resource.table)) return all;
+      switch (resource.table) {
+        case "device":
+          return sql`${row}."id" = ${device}`;
+        case "device_tag":
+        case "device_environment_variable":
+          return sql`${row}."device" = ${device}`;
+        case "application":
+          return resource.name === "my_application" ? none : sql`${row}."id" = ${fleet}`;
+        case "release":
+          return sql`${row}."belongs_to__application" = ${fleet}`;
+        case "application_environment_variable":
+          return sql`${row}."application" = ${fleet}`;
+        default:
+          return none;
+      }
+    },
+    // A device changes its own state through the device API, never through OData.
+    writable: () => none,
+  };
+}
+
+function fleetPermissions(caller: Extract<Caller, { kind: "application" }>): Permissions {
+  const fleet = param(caller.applicationId, "int4");
+  return {
+    readable(resource: Resource, row: Fragment) {
+      if (catalogue.has(resource.table)) return all;
+      return resource.name === "application" ? sql`${row}."id" = ${fleet}` : none;
+    },
+    writable: () => none,
+  };
+}
+
+export function permissionsFor(caller: Caller): Permissions {
+  switch (caller.kind) {
+    case "user": {
+      if (!caller.isAdmin) return userPermissions(caller);
+      // An admin may do anything, but "my" fleets are still their own organizations' fleets.
+      const own = userPermissions(caller);
+      return {
+        readable: (resource, row) =>
+          resource.name === "my_application"
+            ? own.readable(resource, row)
+            : adminPermissions.readable(resource, row),
+        writable: adminPermissions.writable,
+      };
+    }
+    case "device":
+      return devicePermissions(caller);
+    case "application":
+      return fleetPermissions(caller);
+  }
+}

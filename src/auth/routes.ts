@@ -1,0 +1,241 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Database } from "../db/database.ts";
+import { ident, param, sql, toStatement } from "../db/sql.ts";
+import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
+import type { Model } from "../model/types.ts";
+import { createApiKey } from "./api-keys.ts";
+import { type Authenticator, type Caller, credentialOf } from "./caller.ts";
+import { verifyPassword } from "./passwords.ts";
+import { permissionsFor } from "./policies.ts";
+import type { LoginThrottle } from "./throttle.ts";
+import { issueToken } from "./tokens.ts";
+
+export interface AuthDeps {
+  readonly db: Database;
+  readonly model: Model;
+  readonly authenticator: Authenticator;
+  /** Failed logins per username. */
+  readonly throttle: LoginThrottle;
+  /** Failed logins per client address. */
+  readonly addressThrottle: LoginThrottle;
+}
+
+const callers = new WeakMap<FastifyRequest, Promise<Caller | undefined>>();
+
+/** The caller of a request, resolved once per request; undefined without a (valid) credential. */
+export function callerOf(request: FastifyRequest, authenticator: Authenticator): Promise<Caller | undefined> {
+  let caller = callers.get(request);
+  if (!caller) {
+    const credential = credentialOf(request.headers, request.query);
+    caller = credential ? authenticator.authenticate(credential) : Promise.resolve(undefined);
+    callers.set(request, caller);
+  }
+  return caller;
+}
+
+export async function requireCaller(request: FastifyRequest, authenticator: Authenticator): Promise<Caller> {
+  const caller = await callerOf(request, authenticator);
+  if (!caller) throw new Unauthorized();
+  return caller;
+}
+
+// A full user key can do anything the user can: making one needs a password given in the last 20 minutes.
+const freshLoginSeconds = 20 * 60;
+
+function bodyObject(body: unknown): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new BadRequest("The body must be a JSON object");
+  return body as Record<string, unknown>;
+}
+
+function optionalText(body: Record<string, unknown>, name: string): string | null {
+  const value = body[name];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string") throw new BadRequest(`'${name}' must be a string`);
+  return value;
+}
+
+function expiryDate(body: Record<string, unknown>): string | null {
+  const value = optionalText(body, "expiryDate");
+  if (value === null) return null;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new BadRequest("'expiryDate' must be an ISO 8601 date-time");
+  return date.toISOString();
+}
+
+export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
+  const { db, authenticator, throttle, addressThrottle } = deps;
+
+  /** The actor of a fleet or device the caller may write (they may then hold a key for it). */
+  async function writableActor(
+    caller: Caller,
+    table: "application" | "device",
+    id: unknown,
+  ): Promise<number> {
+    if (typeof id !== "number" || !Number.isSafeInteger(id))
+      throw new BadRequest(`'${table}' id must be an integer`);
+    const resource = deps.model.resources.get(table);
+    if (!resource) throw new Error(`no resource ${table}`);
+    const permissions = permissionsFor(caller);
+    const row = ident("target");
+    const [found] = await db.query<{ actor: number; may_write: boolean }>(
+      toStatement(
+        sql`SELECT ${row}."actor", coalesce((${permissions.writable(resource, row)}), false) AS may_write
+            FROM ${ident(table)} ${row} WHERE ${row}."id" = ${param(id, "int4")} AND (${permissions.readable(resource, row)})`,
+      ),
+    );
+    if (!found) throw new NotFound(`No ${table} with id ${id}`);
+    if (!found.may_write) throw new Unauthorized();
+    return found.actor;
+  }
+
+  app.post("/login_", async (request, reply) => {
+    const body = bodyObject(request.body);
+    const { username, password } = body;
+    if (typeof username !== "string" || typeof password !== "string")
+      throw new BadRequest("username and password are required");
+    const userKey = username.toLowerCase();
+    throttle.check([userKey]);
+    addressThrottle.check([request.ip]);
+    const [user] = await db.query<{ id: number; password: string; jwt_secret: string }>({
+      text: `SELECT "id", "password", "jwt_secret" FROM "user" WHERE "username" = $1::text`,
+      values: [username],
+    });
+    if (!user || !(await verifyPassword(password, user.password))) {
+      throttle.fail([userKey]);
+      addressThrottle.fail([request.ip]);
+      throw new Unauthorized();
+    }
+    // Only the username's count restarts: one good account must not reset an address's failures.
+    throttle.succeed([userKey]);
+    const token = await issueToken(authenticator.signingSecret, {
+      id: user.id,
+      jwt_secret: user.jwt_secret,
+      authTime: Math.floor(Date.now() / 1000),
+    });
+    return reply.type("text/plain").send(token);
+  });
+
+  app.get("/user/v1/whoami", async (request) => {
+    const caller = await requireCaller(request, authenticator);
+    if (caller.kind !== "user") throw new Unauthorized();
+    return { id: caller.userId, username: caller.username, email: caller.email };
+  });
+
+  app.get("/actor/v1/whoami", async (request) => {
+    const caller = await requireCaller(request, authenticator);
+    switch (caller.kind) {
+      case "user":
+        return {
+          id: caller.actor,
+          actorType: "user",
+          actorTypeId: caller.userId,
+          username: caller.username,
+          email: caller.email,
+        };
+      case "application":
+        return {
+          id: caller.actor,
+          actorType: "application",
+          actorTypeId: caller.applicationId,
+          slug: caller.slug,
+        };
+      case "device":
+        return { id: caller.actor, actorType: "device", actorTypeId: caller.deviceId, uuid: caller.uuid };
+    }
+  });
+
+  app.get("/user/v1/refresh-token", async (request, reply) => {
+    const caller = await requireCaller(request, authenticator);
+    if (caller.kind !== "user" || !caller.session) throw new Unauthorized();
+    return reply.type("text/plain").send(await issueToken(authenticator.signingSecret, caller.session));
+  });
+
+  const sendKey = (key: string) => JSON.stringify(key);
+
+  app.post("/api-key/user/full", async (request, reply) => {
+    const caller = await requireCaller(request, authenticator);
+    if (caller.kind !== "user") throw new Unauthorized();
+    if (!caller.session || Date.now() / 1000 - caller.session.authTime > freshLoginSeconds) {
+      throw new Unauthorized("Fresh authentication token required");
+    }
+    const body = bodyObject(request.body);
+    const name = optionalText(body, "name");
+    if (!name) throw new BadRequest("'name' is required");
+    const key = await createApiKey(db, {
+      actor: caller.actor,
+      name,
+      description: optionalText(body, "description"),
+      expiryDate: expiryDate(body),
+    });
+    return reply.type("application/json").send(sendKey(key));
+  });
+
+  for (const version of ["v1", "v2"] as const) {
+    app.post(`/api-key/${version}`, async (request, reply) => {
+      const caller = await requireCaller(request, authenticator);
+      const body = bodyObject(request.body);
+      if (version === "v2" && !("expiryDate" in body))
+        throw new BadRequest("'expiryDate' is required (null for a key that does not expire)");
+      if (
+        body.roles !== undefined &&
+        !(Array.isArray(body.roles) && body.roles.every((role) => typeof role === "string"))
+      ) {
+        throw new BadRequest("'roles' must be an array of strings");
+      }
+      let actor: number;
+      switch (body.actorType) {
+        case "user":
+          if (caller.kind !== "user" || (body.actorTypeId !== caller.userId && !caller.isAdmin))
+            throw new Unauthorized();
+          if (body.actorTypeId !== caller.userId) {
+            const [user] = await db.query<{ actor: number }>({
+              text: `SELECT "actor" FROM "user" WHERE "id" = $1::int4`,
+              values: [body.actorTypeId],
+            });
+            if (!user) throw new NotFound(`No user with id ${String(body.actorTypeId)}`);
+            actor = user.actor;
+          } else actor = caller.actor;
+          break;
+        case "application":
+          actor = await writableActor(caller, "application", body.actorTypeId);
+          break;
+        case "device":
+          actor = await writableActor(caller, "device", body.actorTypeId);
+          break;
+        default:
+          throw new BadRequest("'actorType' must be user, application or device");
+      }
+      const key = await createApiKey(db, {
+        actor,
+        name: optionalText(body, "name"),
+        description: optionalText(body, "description"),
+        expiryDate: expiryDate(body),
+      });
+      return reply.type("application/json").send(sendKey(key));
+    });
+  }
+
+  const keyFor =
+    (table: "application" | "device", name: string) =>
+    async (request: FastifyRequest<{ Params: { id: string } }>) => {
+      const caller = await requireCaller(request, authenticator);
+      const body = bodyObject(request.body);
+      const actor = await writableActor(caller, table, Number(request.params.id));
+      return createApiKey(db, {
+        actor,
+        name: optionalText(body, "name") ?? name,
+        description: optionalText(body, "description"),
+        expiryDate: expiryDate(body),
+      });
+    };
+  const provisioning = keyFor("application", "provisioning key");
+  const deviceKey = keyFor("device", "device key");
+  app.post<{ Params: { id: string } }>("/api-key/application/:id/provisioning", async (request, reply) =>
+    reply.type("application/json").send(sendKey(await provisioning(request))),
+  );
+  app.post<{ Params: { id: string } }>("/api-key/device/:id/device-key", async (request, reply) =>
+    reply.type("application/json").send(sendKey(await deviceKey(request))),
+  );
+}

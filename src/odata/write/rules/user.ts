@@ -1,0 +1,61 @@
+import { randomBytes } from "node:crypto";
+import { hashPassword } from "../../../auth/passwords.ts";
+import { param, sql, toStatement } from "../../../db/sql.ts";
+import { BadRequest } from "../../../errors.ts";
+import type { Values } from "../values.ts";
+import type { ResourceRules } from "./types.ts";
+
+// A username is also the handle of the user's personal organization.
+const USERNAME = /^[a-z0-9][a-z0-9_.-]*$/i;
+const MIN_PASSWORD = 8;
+
+/** The password is stored as a scrypt hash; a new one also rotates jwt_secret, ending every session. */
+async function withHashedPassword(values: Values): Promise<Values> {
+  const columns: Values = new Map(values);
+  const password = values.get("password");
+  if (password === undefined) return columns;
+  if (typeof password !== "string" || password.length < MIN_PASSWORD) {
+    throw new BadRequest(`'password' must be at least ${MIN_PASSWORD} characters`);
+  }
+  columns.set("password", await hashPassword(password));
+  columns.set("jwt_secret", randomBytes(32).toString("base64url"));
+  return columns;
+}
+
+export const userRules: ResourceRules = {
+  coercions: {
+    username: (value) => {
+      if (typeof value === "string" && !USERNAME.test(value)) {
+        throw new BadRequest(
+          "'username' must be letters, digits, '_', '.' or '-', starting with a letter or digit",
+        );
+      }
+      return value;
+    },
+  },
+
+  async prepareCreate(values, context) {
+    const columns = await withHashedPassword(values);
+    const [actor] = await context.tx.query<{ id: number }>({
+      text: `INSERT INTO "actor" DEFAULT VALUES RETURNING "id"`,
+      values: [],
+    });
+    columns.set("actor", actor?.id);
+    return columns;
+  },
+
+  prepareUpdate: (values) => withHashedPassword(values),
+
+  async afterWrite(values, ids, context) {
+    if (!values.has("username")) return;
+    // A new user gets a personal organization, named and handled after them, which they own.
+    const [id] = ids;
+    await context.tx.query(
+      toStatement(sql`WITH personal AS (
+          INSERT INTO "organization" ("name", "handle") VALUES (${param(values.get("username"), "text")}, ${param(values.get("username"), "text")})
+          RETURNING "id")
+        INSERT INTO "organization_membership" ("user", "is_member_of__organization", "role")
+        SELECT ${param(id, "int4")}, personal."id", 'owner' FROM personal`),
+    );
+  },
+};
