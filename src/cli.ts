@@ -3,6 +3,8 @@ const commands: Record<string, () => Promise<{ run(args: string[]): Promise<void
   serve: () => import("./commands/serve.ts"),
   migrate: () => import("./commands/migrate.ts"),
   seed: () => import("./commands/seed.ts"),
+  user: () => import("./commands/user.ts"),
+  org: () => import("./commands/org.ts"),
 };
 
 const usage = `Usage: fleetgate <command> [options]
@@ -11,6 +13,10 @@ Commands:
   serve           run the API server (applies pending migrations first)
   migrate         apply pending database migrations and exit
   seed --demo     load the demo catalogue, organization, fleets, releases and devices
+  user add <username> --email <email> --password <password> [--admin]
+                  create a user (and their personal organization)
+  org add <handle> [--name <name>] [--owner <username>]
+                  create an organization, optionally with its first owner
 `;
 
 const [name, ...args] = process.argv.slice(2);

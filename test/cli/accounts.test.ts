@@ -1,0 +1,51 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { verifyPassword } from "../../src/auth/passwords.ts";
+import { openEmbedded } from "../../src/db/embedded.ts";
+
+const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
+const run = promisify(execFile);
+
+describe("fleetgate user add / org add", () => {
+  const dir = mkdtempSync(join(tmpdir(), "fleetgate-cli-"));
+  const env = { ...process.env, DATA_DIR: dir, DATABASE_URL: "" };
+  const fleetgate = (...args: string[]) => run(process.execPath, [bin, ...args], { env });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("creates a user with a hashed password and a personal organization, and an organization with an owner", async () => {
+    const user = await fleetgate("user", "add", "carol", "--email", "carol@example.com", "--password", "carol-password");
+    expect(JSON.parse(user.stdout)).toMatchObject({ username: "carol" });
+    const org = await fleetgate("org", "add", "acme", "--name", "Acme", "--owner", "carol");
+    expect(JSON.parse(org.stdout)).toMatchObject({ handle: "acme" });
+
+    const db = await openEmbedded(dir);
+    try {
+      const carol = await db.prisma.user.findUniqueOrThrow({ where: { username: "carol" }, include: { Memberships: { include: { Organization: true } } } });
+      expect(carol.is_admin).toBe(false);
+      expect(carol.password).not.toContain("carol-password");
+      expect(await verifyPassword("carol-password", carol.password)).toBe(true);
+      const memberships = carol.Memberships.map((m) => [m.Organization.handle, m.role]).sort();
+      expect(memberships).toEqual([
+        ["acme", "owner"],
+        ["carol", "owner"],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("refuses bad input with the rule's message and a non-zero exit", async () => {
+    await expect(fleetgate("user", "add", "dave", "--email", "d@example.com", "--password", "short")).rejects.toMatchObject({
+      stderr: expect.stringMatching(/at least 8 characters/),
+    });
+    await expect(fleetgate("user", "add", "carol", "--email", "c@example.com", "--password", "long-enough")).rejects.toMatchObject({
+      stderr: expect.stringMatching(/unique/),
+    });
+    await expect(fleetgate("user", "add")).rejects.toMatchObject({ stderr: expect.stringMatching(/usage/) });
+  });
+});
