@@ -1,3 +1,5 @@
+import { functionNames } from "./query.ts";
+
 // After the grammar has rejected a URL, find the token a person would name as the problem: an
 // unknown option or function, or a bad $top. This only words the 400; it never accepts anything.
 
@@ -12,23 +14,21 @@ const options = new Set([
   "$format",
   "$inlinecount",
 ]);
-// Everything the grammar calls with parentheses, so anything else before "(" is an unknown function.
-const callables = new Set([
-  ...["contains", "startswith", "endswith", "substringof", "tolower", "toupper", "trim", "length", "indexof"],
+// Everything the grammar calls with parentheses: our functions, the grammar's others (which we
+// refuse by name later), and its keywords. Anything else before "(" is an unknown function.
+const callables = new Set<string>([
+  ...functionNames,
   ...[
-    "concat",
-    "substring",
-    "replace",
-    "year",
-    "month",
-    "day",
-    "hour",
-    "minute",
-    "second",
     "fractionalseconds",
+    "totalseconds",
+    "totaloffsetminutes",
+    "time",
+    "maxdatetime",
+    "mindatetime",
+    "cast",
+    "isof",
   ],
-  ...["totalseconds", "totaloffsetminutes", "now", "date", "time", "maxdatetime", "mindatetime", "round"],
-  ...["floor", "ceiling", "cast", "isof", "not", "in", "any", "all", "datetime", "duration"],
+  ...["not", "in", "any", "all", "datetime", "date", "duration"],
 ]);
 
 function withoutStrings(text: string): string {

@@ -1,53 +1,14 @@
-import { type AnyObject, type Params, PinejsClientCore, StatusError } from "pinejs-client-core";
+import { type Params, StatusError } from "pinejs-client-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { BodyStatusError, FetchPine } from "../support/fetch-pine.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Writes through pinejs-client-core 8 (post, patch, delete, upsert) against a real listener, as
 // clients-on-the-wire.md part A records them, plus the exact PATCH/DELETE shapes of balena-sdk 19
 // (pinejs-client 6) sent with fetch. Every effect is checked with Prisma, never through the OData API.
-
-/** A pinejs error with the parsed body, as balena-request gives one: `upsert` reads `err.body`. */
-class BodyStatusError extends StatusError {
-  constructor(
-    message: string,
-    statusCode: number,
-    readonly body: unknown,
-  ) {
-    super(message, statusCode);
-  }
-}
-
-/** pinejs-client over global fetch: the same wire encoding a browser or Node SDK produces. */
-class FetchPine extends PinejsClientCore {
-  /** `Bearer <key>`, sent with every request as a logged-in SDK would. */
-  authorization = "";
-  readonly sent: string[] = [];
-
-  override async _request({ method, url, body }: { method: string; url: string; body?: AnyObject }) {
-    this.sent.push(`${method} ${url}${body === undefined ? "" : ` ${JSON.stringify(body)}`}`);
-    const response = await fetch(url, {
-      method,
-      headers: {
-        authorization: this.authorization,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === "" ? {} : JSON.parse(text);
-    } catch {
-      // a text body stays text
-    }
-    if (response.status >= 400)
-      throw new BodyStatusError(`${response.status} ${text}`, response.status, parsed);
-    return parsed as object;
-  }
-}
 
 type Row = Record<string, unknown>;
 type Pine = {

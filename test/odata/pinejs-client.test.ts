@@ -1,35 +1,14 @@
-import { type AnyObject, type Params, PinejsClientCore, StatusError } from "pinejs-client-core";
+import type { Params } from "pinejs-client-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { FetchPine } from "../support/fetch-pine.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // pinejs-client-core, the query builder inside balena-sdk, against a real listener. Every query object
 // is one that clients-on-the-wire.md part A records; every expected result is computed with Prisma
 // (plus plain JavaScript where Prisma's semantics differ from OData's), never through the OData API.
-
-/** pinejs-client over global fetch: the same wire encoding a browser or Node SDK produces. */
-class FetchPine extends PinejsClientCore {
-  /** `Bearer <key>`, sent with every request as a logged-in SDK would. */
-  authorization = "";
-  readonly sent: string[] = [];
-
-  override async _request({ method, url, body }: { method: string; url: string; body?: AnyObject }) {
-    this.sent.push(`${method} ${url}`);
-    const response = await fetch(url, {
-      method,
-      headers: {
-        authorization: this.authorization,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (response.status >= 400) throw new StatusError(`${response.status} ${text}`, response.status);
-    return text === "" ? {} : (JSON.parse(text) as object);
-  }
-}
 
 const special = "O'Brien & co/100%";
 const nearMiss = "O'Brien & co/1000%";
