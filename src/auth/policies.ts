@@ -58,7 +58,14 @@ function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragmen
     OR ${row}."is_of__actor" IN (SELECT kd."actor" FROM "device" kd WHERE kd."belongs_to__application" IN ${fleets}))`;
 }
 
-const catalogue = new Set(["device_type", "device_type_alias", "application_type", "supervisor_release"]);
+// The public catalogue: every caller reads it (private device types aside), nobody writes it through OData.
+const catalogue = new Set([
+  "device_type",
+  "device_type_alias",
+  "cpu_architecture",
+  "application_type",
+  "supervisor_release",
+]);
 
 function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions {
   const { userId, actor } = caller;

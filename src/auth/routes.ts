@@ -5,7 +5,7 @@ import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { createApiKey } from "./api-keys.ts";
 import { type Authenticator, type Caller, credentialOf } from "./caller.ts";
-import { verifyPassword } from "./passwords.ts";
+import { hashPassword, verifyPassword } from "./passwords.ts";
 import { permissionsFor } from "./policies.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import { issueToken } from "./tokens.ts";
@@ -38,6 +38,8 @@ export async function requireCaller(request: FastifyRequest, authenticator: Auth
   if (!caller) throw new Unauthorized();
   return caller;
 }
+
+const unknownUserHash = hashPassword("no user has this password");
 
 // A full user key can do anything the user can: making one needs a password given in the last 20 minutes.
 const freshLoginSeconds = 20 * 60;
@@ -102,7 +104,9 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
       text: `SELECT "id", "password", "jwt_secret" FROM "user" WHERE "username" = $1::text`,
       values: [username],
     });
-    if (!user || !(await verifyPassword(password, user.password))) {
+    // An unknown username costs the same scrypt work as a wrong password, so timing reveals nothing.
+    const valid = await verifyPassword(password, user?.password ?? (await unknownUserHash));
+    if (!user || !valid) {
       throttle.fail([userKey]);
       addressThrottle.fail([request.ip]);
       throw new Unauthorized();

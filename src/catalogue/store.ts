@@ -9,7 +9,7 @@ export async function saveEntries(
   for (const entry of entries) {
     const columns = {
       name: entry.name,
-      arch: entry.arch,
+      CpuArchitecture: { connectOrCreate: { where: { slug: entry.arch }, create: { slug: entry.arch } } },
       state: entry.state,
       is_private: entry.private ?? false,
       logo: typeof entry.logoUrl === "string" ? entry.logoUrl : null,

@@ -18,7 +18,11 @@ export async function run(args: string[]): Promise<void> {
   const db = await openDatabase(loadConfig());
   try {
     await migrate(db);
-    const id = await createOrganization(db, buildModel(), { handle, name: values.name ?? handle, owner: values.owner });
+    const id = await createOrganization(db, buildModel(), {
+      handle,
+      name: values.name ?? handle,
+      owner: values.owner,
+    });
     process.stdout.write(`${JSON.stringify({ id, handle })}\n`);
   } finally {
     await db.close();

@@ -36,6 +36,8 @@ export interface ComputedField {
  */
 export const computedFields: Record<string, Record<string, ComputedField>> = {
   device: { overall_status: { type: "Text", nullable: false, selectedByDefault: false } },
+  // The slug of its CPU architecture (is_of__cpu_architecture), as the catalogue names it.
+  device_type: { arch: { type: "Text", nullable: false, selectedByDefault: true } },
   application: {
     // The fleet's target release, by its commit.
     commit: { type: "Text", nullable: true, selectedByDefault: true },
@@ -173,6 +175,7 @@ export const reverseNavigations: Record<string, string> = {
   "organization_membership.user": "organization_membership",
   "organization_membership.is_member_of__organization": "organization_membership",
   "device_type_alias.device_type": "device_type_alias",
+  "device_type.is_of__cpu_architecture": "is_supported_by__device_type",
   "supervisor_release.is_for__device_type": "supervisor_release",
   "device_tag.device": "device_tag",
   "application_tag.application": "application_tag",

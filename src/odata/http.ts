@@ -23,7 +23,10 @@ const version = "v6";
 /** `/v6/…`: reads the request, calls the read or write core, sends. */
 export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
   const metadata = metadataDocument(deps.model);
-  app.get(`/${version}/$metadata`, async (_request, reply) => reply.type("application/xml").send(metadata));
+  app.get(`/${version}/$metadata`, async (request, reply) => {
+    await deps.callerOf(request);
+    return reply.type("application/xml").send(metadata);
+  });
 
   app.get(`/${version}/*`, async (request, reply) => {
     const { permissions } = await deps.callerOf(request);

@@ -106,7 +106,17 @@ export async function buildFixture(db: Database): Promise<Fixture> {
       ].entries()) {
         deviceTypes.push(
           await tx.deviceType.create({
-            data: { ...spec, is_private: i === 3, created_at: utc(2023, 6, 1 + i) },
+            data: {
+              slug: spec.slug,
+              name: spec.name,
+              state: spec.state,
+              logo: spec.logo,
+              CpuArchitecture: {
+                connectOrCreate: { where: { slug: spec.arch }, create: { slug: spec.arch } },
+              },
+              is_private: i === 3,
+              created_at: utc(2023, 6, 1 + i),
+            },
           }),
         );
       }

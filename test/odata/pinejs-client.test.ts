@@ -40,7 +40,7 @@ const linkColumns: Record<string, readonly string[]> = {
   ],
   release: ["belongs_to__application", "is_created_by__user"],
   device_tag: ["device"],
-  device_type: [],
+  device_type: ["is_of__cpu_architecture"],
   organization: [],
 };
 
@@ -59,6 +59,13 @@ function wire(resource: string, row: object): Row {
       throw new Error("load an application with appInclude");
     out.commit = app.TargetRelease?.commit ?? null;
     out.device_type = app.DeviceType.slug;
+  }
+  if (resource === "device_type") {
+    // Computed, selected by default: the slug of its CPU architecture.
+    const type = row as { CpuArchitecture?: { slug: string } };
+    if (!type.CpuArchitecture)
+      throw new Error("load a device type with { include: { CpuArchitecture: true } }");
+    out.arch = type.CpuArchitecture.slug;
   }
   for (const [key, value] of Object.entries(row)) {
     if (/^[A-Z]/.test(key) || hidden.includes(key)) continue;
@@ -698,6 +705,7 @@ const cases: Case[] = [
     expected: async (f) =>
       (
         await f.p.deviceType.findMany({
+          include: { CpuArchitecture: true },
           where: { Aliases: { some: { is_referenced_by__alias: "raspberrypi4-64" } } },
           orderBy: [{ name: "asc" }, { id: "asc" }],
           take: 1,
@@ -797,7 +805,9 @@ const cases: Case[] = [
     name: "device_type (catalogue hidden)",
     params: () => ({ resource: "device_type" }),
     expected: async (f) =>
-      (await f.p.deviceType.findMany({ orderBy: { id: "asc" } })).map((row) => wire("device_type", row)),
+      (await f.p.deviceType.findMany({ include: { CpuArchitecture: true }, orderBy: { id: "asc" } })).map(
+        (row) => wire("device_type", row),
+      ),
     unordered: true,
   },
   {
@@ -838,7 +848,10 @@ const cases: Case[] = [
       (
         await f.p.device.findMany({
           where: { id: d(f, 21).id },
-          include: { Application: { include: appInclude }, DeviceType: true },
+          include: {
+            Application: { include: appInclude },
+            DeviceType: { include: { CpuArchitecture: true } },
+          },
         })
       ).map((row) => ({
         ...wire("device", row),

@@ -49,7 +49,14 @@ export class World {
 
   deviceType(arch: string): Promise<DeviceType> {
     const slug = this.name(`dt-${arch}`);
-    return this.db.prisma.deviceType.create({ data: { slug, name: slug, arch, state: "RELEASED" } });
+    return this.db.prisma.deviceType.create({
+      data: {
+        slug,
+        name: slug,
+        state: "RELEASED",
+        CpuArchitecture: { connectOrCreate: { where: { slug: arch }, create: { slug: arch } } },
+      },
+    });
   }
 
   organization(handle = this.name("Org")): Promise<Organization> {

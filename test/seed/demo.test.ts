@@ -13,8 +13,8 @@ describe.each(databaseKinds)("demo seed on %s", (kind) => {
   it("loads a catalogue covering every architecture and state, 3 fleets with releases and 60 devices", async () => {
     const summary = await seedDemo(test.db);
     expect(summary).toEqual({ deviceTypes: 9, fleets: 3, releases: 9, devices: 60 });
-    const types = await test.db.prisma.deviceType.findMany();
-    expect(new Set(types.map((type) => type.arch))).toEqual(new Set(architectures));
+    const types = await test.db.prisma.deviceType.findMany({ include: { CpuArchitecture: true } });
+    expect(new Set(types.map((type) => type.CpuArchitecture.slug))).toEqual(new Set(architectures));
     expect(new Set(types.map((type) => type.state))).toEqual(new Set(deviceTypeStates));
     const fleets = await test.db.prisma.application.findMany({ include: { Releases: true, Devices: true } });
     expect(fleets).toHaveLength(3);

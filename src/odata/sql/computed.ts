@@ -21,6 +21,10 @@ const computed: Record<string, Record<string, ComputedSql>> = {
       WHEN ${row}."download_progress" IS NOT NULL OR ${row}."status" IN ('Downloading', 'Installing') THEN 'updating'
       ELSE 'idle' END`,
   },
+  device_type: {
+    arch: (row) =>
+      sql`(SELECT ca."slug" FROM "cpu_architecture" ca WHERE ca."id" = ${row}."is_of__cpu_architecture")`,
+  },
   application: {
     commit: (row) =>
       sql`(SELECT r."commit" FROM "release" r WHERE r."id" = ${row}."should_be_running__release")`,

@@ -136,6 +136,7 @@ export async function createEntity(
     const columns = rules.prepareCreate ? await rules.prepareCreate(values, rulesContext) : values;
     await checkLinks(tx, resource, columns, context);
     const id = await insertRow(tx, resource, columns);
+    await rules.afterCreate?.(values, id, rulesContext);
     await rules.afterWrite?.(values, [id], rulesContext);
     await checkWritable(tx, resource, [id], context.permissions);
     return id;

@@ -50,6 +50,11 @@ export const applicationRules: ResourceRules = {
       values: [],
     });
     columns.set("actor", actor?.id);
+    // The fleet's owner is the user who creates it (none when made from the shell).
+    const [creator] = await context.tx.query<{ id: number }>(
+      toStatement(sql`SELECT "id" FROM "user" WHERE "actor" = ${param(context.actor ?? null, "int4")}`),
+    );
+    columns.set("user", creator?.id ?? null);
     // The slug is set for real by afterWrite, from the organization's handle and the name.
     columns.set("slug", `pending/${actor?.id}`);
     return columns;

@@ -22,8 +22,10 @@ async function checkArchitecture(ids: readonly number[], context: RuleContext): 
     context.tx,
     context.resource,
     ids,
-    (row) => sql`(SELECT dt."arch" FROM "device_type" dt WHERE dt."id" = ${row}."is_of__device_type")
-      IS DISTINCT FROM (SELECT fdt."arch" FROM "application" a JOIN "device_type" fdt ON fdt."id" = a."is_for__device_type" WHERE a."id" = ${row}."belongs_to__application")`,
+    (
+      row,
+    ) => sql`(SELECT dt."is_of__cpu_architecture" FROM "device_type" dt WHERE dt."id" = ${row}."is_of__device_type")
+      IS DISTINCT FROM (SELECT fdt."is_of__cpu_architecture" FROM "application" a JOIN "device_type" fdt ON fdt."id" = a."is_for__device_type" WHERE a."id" = ${row}."belongs_to__application")`,
   );
   if (mismatched.length > 0) {
     throw new BadRequest(

@@ -16,16 +16,16 @@ export const organizationRules: ResourceRules = {
       return value;
     },
   },
-  async afterWrite(values, ids, context) {
+  async afterCreate(_values, id, context) {
     // Whoever creates an organization owns it (when they are a user).
-    if (values.has("name") && values.has("handle") && context.actor !== undefined) {
-      await context.tx.query(
-        toStatement(sql`INSERT INTO "organization_membership" ("user", "is_member_of__organization", "role")
-          SELECT u."id", o."id", 'owner' FROM "user" u, "organization" o
-          WHERE u."actor" = ${param(context.actor, "int4")} AND o."id" = ANY(${idList(ids)})
-          ON CONFLICT DO NOTHING`),
-      );
-    }
+    if (context.actor === undefined) return;
+    await context.tx.query(
+      toStatement(sql`INSERT INTO "organization_membership" ("user", "is_member_of__organization", "role")
+        SELECT u."id", ${param(id, "int4")}, 'owner' FROM "user" u WHERE u."actor" = ${param(context.actor, "int4")}
+        ON CONFLICT DO NOTHING`),
+    );
+  },
+  async afterWrite(values, ids, context) {
     // Fleet slugs carry the organization's handle.
     if (values.has("handle")) {
       await context.tx.query(

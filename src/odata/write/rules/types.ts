@@ -23,6 +23,8 @@ export interface ResourceRules {
   prepareCreate?(values: Values, context: RuleContext): Promise<Values>;
   /** The columns to set on every target row; runs before the UPDATE and may refuse it. */
   prepareUpdate?(values: Values, ids: readonly number[], context: RuleContext): Promise<Values>;
+  /** Follow-ups to a POST only (a new user's personal organization), before `afterWrite`. */
+  afterCreate?(values: Values, id: number, context: RuleContext): Promise<void>;
   /** Follow-ups and checks on the rows after they changed (created or updated), in the same transaction. */
   afterWrite?(values: Values, ids: readonly number[], context: RuleContext): Promise<void>;
 }

@@ -46,10 +46,8 @@ export const userRules: ResourceRules = {
 
   prepareUpdate: (values) => withHashedPassword(values),
 
-  async afterWrite(values, ids, context) {
-    if (!values.has("username")) return;
+  async afterCreate(values, id, context) {
     // A new user gets a personal organization, named and handled after them, which they own.
-    const [id] = ids;
     await context.tx.query(
       toStatement(sql`WITH personal AS (
           INSERT INTO "organization" ("name", "handle") VALUES (${param(values.get("username"), "text")}, ${param(values.get("username"), "text")})
