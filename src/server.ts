@@ -11,6 +11,7 @@ import { sendError } from "./http/errors.ts";
 import { useRequestLog } from "./http/request-log.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
+import { buildVersions } from "./odata/versions/index.ts";
 
 export interface Deps {
   readonly db: Database;
@@ -57,6 +58,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   odataRoutes(app, {
     db: deps.db,
     model: deps.model,
+    versions: buildVersions(deps.model),
     callerOf: async (request) => {
       const caller = await requireCaller(request, authenticator);
       return { permissions: permissionsFor(caller), actor: caller.actor };

@@ -4,11 +4,13 @@ import type { Database } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 import { metadataDocument } from "./metadata.ts";
 import { read } from "./read.ts";
+import type { Versions } from "./versions/index.ts";
 import { DRY_RUN_HEADER, write } from "./write/request.ts";
 
 export interface ODataDeps {
   readonly db: Database;
   readonly model: Model;
+  readonly versions: Versions;
   /** The caller's permissions and actor; throws Unauthorized without a valid credential. */
   readonly callerOf: (request: FastifyRequest) => Promise<{ permissions: Permissions; actor: number }>;
   /** A write changed users or keys: cached credentials must be looked up again. */
@@ -18,42 +20,44 @@ export interface ODataDeps {
 // Writes to these change who a credential stands for.
 const identityTables = new Set(["user", "api_key"]);
 
-const version = "v6";
-
-/** `/v6/…`: reads the request, calls the read or write core, sends. */
+/** `/v1/…` to `/v6/…`: reads the request, calls the read or write core, sends. */
 export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
-  const metadata = metadataDocument(deps.model);
-  app.get(`/${version}/$metadata`, async (request, reply) => {
-    await deps.callerOf(request);
-    return reply.type("application/xml").send(metadata);
-  });
+  for (const version of deps.versions.names) {
+    const metadata = metadataDocument(deps.versions.view(version).model);
+    const rest = (request: FastifyRequest) => request.url.slice(version.length + 1);
 
-  app.get(`/${version}/*`, async (request, reply) => {
-    const { permissions } = await deps.callerOf(request);
-    const result = await read(
-      { version, url: request.url.slice(version.length + 1), headers: request.headers },
-      { db: deps.db, model: deps.model, permissions },
-    );
-    return reply.type(result.contentType).send(result.body);
-  });
+    app.get(`/${version}/$metadata`, async (request, reply) => {
+      await deps.callerOf(request);
+      return reply.type("application/xml").send(metadata);
+    });
 
-  const writeRoute = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { permissions, actor } = await deps.callerOf(request);
-    const result = await write(
-      {
-        method: request.method,
-        version,
-        url: request.url.slice(version.length + 1),
-        body: request.body,
-        dryRun: request.headers[DRY_RUN_HEADER] === "true",
-      },
-      { db: deps.db, model: deps.model, permissions, actor },
-    );
-    if (identityTables.has(result.table)) deps.identitiesChanged();
-    return reply.code(result.status).headers(result.headers).send(result.body);
-  };
-  app.post(`/${version}/*`, writeRoute);
-  app.patch(`/${version}/*`, writeRoute);
-  app.put(`/${version}/*`, writeRoute);
-  app.delete(`/${version}/*`, writeRoute);
+    app.get(`/${version}/*`, async (request, reply) => {
+      const { permissions } = await deps.callerOf(request);
+      const result = await read(
+        { version, url: rest(request), headers: request.headers },
+        { db: deps.db, model: deps.model, versions: deps.versions, permissions },
+      );
+      return reply.type(result.contentType).send(result.body);
+    });
+
+    const writeRoute = async (request: FastifyRequest, reply: FastifyReply) => {
+      const { permissions, actor } = await deps.callerOf(request);
+      const result = await write(
+        {
+          method: request.method,
+          version,
+          url: rest(request),
+          body: request.body,
+          dryRun: request.headers[DRY_RUN_HEADER] === "true",
+        },
+        { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
+      );
+      if (identityTables.has(result.table)) deps.identitiesChanged();
+      return reply.code(result.status).headers(result.headers).send(result.body);
+    };
+    app.post(`/${version}/*`, writeRoute);
+    app.patch(`/${version}/*`, writeRoute);
+    app.put(`/${version}/*`, writeRoute);
+    app.delete(`/${version}/*`, writeRoute);
+  }
 }

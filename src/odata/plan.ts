@@ -88,20 +88,30 @@ class SelectPlanner {
 
   private output(table: TableRef, options: QueryOptions): OutputItem[] {
     const resource = table.resource;
-    const names =
+    const items =
       options.select ??
       [...resource.fields.values()].filter((field) => field.selectedByDefault).map((field) => field.name);
-    const output: OutputItem[] = names.map((name) => {
+    const output: OutputItem[] = items.map((item) => {
+      const [name, ...through] = typeof item === "string" ? [item] : item.path;
+      const key = typeof item === "string" ? item : item.as;
+      if (name === undefined) throw new BadRequest("Empty $select item");
+      if (through.length > 0) {
+        // A value read through to-one navigations (translated versions only).
+        const value = this.exprs.path(
+          { kind: "path", segments: [name, ...through] },
+          { table, variables: new Map() },
+        );
+        return { kind: "value", key, value };
+      }
       const field = resource.fields.get(name);
-      if (field?.link) return { kind: "link", key: name, table, field };
-      if (field)
-        return { kind: "value", key: name, value: { kind: "column", type: field.type, table, field } };
+      if (field?.link) return { kind: "link", key, table, field };
+      if (field) return { kind: "value", key, value: { kind: "column", type: field.type, table, field } };
       if (resource.navigations.has(name))
         throw new BadRequest(`'${name}' of ${resource.name} is a collection; use $expand=${name}`);
       throw new BadRequest(`Unknown field '${name}' of ${resource.name} in $select`);
     });
     for (const item of options.expand ?? []) {
-      const expansion = this.expansion(table, item.name, item.count, item.options);
+      const expansion = this.expansion(table, item.name, item.as ?? item.name, item.count, item.options);
       // An expanded foreign key takes the place of its `{__id}`.
       const at = output.findIndex((existing) => existing.key === expansion.key);
       if (at >= 0) output[at] = expansion;
@@ -110,7 +120,13 @@ class SelectPlanner {
     return output;
   }
 
-  private expansion(table: TableRef, name: string, count: boolean, options: QueryOptions): OutputItem {
+  private expansion(
+    table: TableRef,
+    name: string,
+    key: string,
+    count: boolean,
+    options: QueryOptions,
+  ): OutputItem {
     const navigation = table.resource.navigations.get(name);
     if (!navigation)
       throw new BadRequest(`Unknown navigation '${name}' of ${table.resource.name} in $expand`);
@@ -120,11 +136,11 @@ class SelectPlanner {
     if (count) {
       const { filter: _filter, ...others } = options;
       if (Object.keys(others).length > 0) throw new BadRequest(`${name}/$count takes only $filter`);
-      return { kind: "expandCount", key: name, join, filter };
+      return { kind: "expandCount", key, join, filter };
     }
     return {
       kind: "expand",
-      key: name,
+      key,
       join,
       select: this.select(join.child, options, filter ? [filter] : []),
     };

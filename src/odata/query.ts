@@ -81,14 +81,22 @@ export interface OrderItem {
 
 export interface ExpandItem {
   readonly name: string;
+  /** The key it is sent under, when not its name (a translated version's name). */
+  readonly as?: string;
   /** `nav/$count`: a number in place of the array. */
   readonly count: boolean;
   readonly options: QueryOptions;
 }
 
+/**
+ * A field or foreign key by name; or, from version translation, a field sent under another key,
+ * possibly read through to-one navigations (v5's `device_type` is `is_of__device_type/slug`).
+ */
+export type SelectItem = string | { readonly path: readonly string[]; readonly as: string };
+
 export interface QueryOptions {
-  /** Field and navigation names; undefined means every default field. */
-  readonly select?: readonly string[];
+  /** Undefined means every default field. */
+  readonly select?: readonly SelectItem[];
   readonly expand?: readonly ExpandItem[];
   readonly filter?: Expr;
   readonly orderby?: readonly OrderItem[];

@@ -18,14 +18,25 @@ describe("fleetgate user add / org add", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("creates a user with a hashed password and a personal organization, and an organization with an owner", async () => {
-    const user = await fleetgate("user", "add", "carol", "--email", "carol@example.com", "--password", "carol-password");
+    const user = await fleetgate(
+      "user",
+      "add",
+      "carol",
+      "--email",
+      "carol@example.com",
+      "--password",
+      "carol-password",
+    );
     expect(JSON.parse(user.stdout)).toMatchObject({ username: "carol" });
     const org = await fleetgate("org", "add", "acme", "--name", "Acme", "--owner", "carol");
     expect(JSON.parse(org.stdout)).toMatchObject({ handle: "acme" });
 
     const db = await openEmbedded(dir);
     try {
-      const carol = await db.prisma.user.findUniqueOrThrow({ where: { username: "carol" }, include: { Memberships: { include: { Organization: true } } } });
+      const carol = await db.prisma.user.findUniqueOrThrow({
+        where: { username: "carol" },
+        include: { Memberships: { include: { Organization: true } } },
+      });
       expect(carol.is_admin).toBe(false);
       expect(carol.password).not.toContain("carol-password");
       expect(await verifyPassword("carol-password", carol.password)).toBe(true);
@@ -40,10 +51,14 @@ describe("fleetgate user add / org add", () => {
   });
 
   it("refuses bad input with the rule's message and a non-zero exit", async () => {
-    await expect(fleetgate("user", "add", "dave", "--email", "d@example.com", "--password", "short")).rejects.toMatchObject({
+    await expect(
+      fleetgate("user", "add", "dave", "--email", "d@example.com", "--password", "short"),
+    ).rejects.toMatchObject({
       stderr: expect.stringMatching(/at least 8 characters/),
     });
-    await expect(fleetgate("user", "add", "carol", "--email", "c@example.com", "--password", "long-enough")).rejects.toMatchObject({
+    await expect(
+      fleetgate("user", "add", "carol", "--email", "c@example.com", "--password", "long-enough"),
+    ).rejects.toMatchObject({
       stderr: expect.stringMatching(/unique/),
     });
     await expect(fleetgate("user", "add")).rejects.toMatchObject({ stderr: expect.stringMatching(/usage/) });

@@ -7,12 +7,14 @@ import { parse } from "../../src/odata/parse.ts";
 import { planRead } from "../../src/odata/plan.ts";
 import { read } from "../../src/odata/read.ts";
 import { compileRead } from "../../src/odata/sql/compile.ts";
+import { buildVersions } from "../../src/odata/versions/index.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 
 describe.runIf(databaseKinds.includes("postgres"))("reads on PostgreSQL", () => {
   let test: TestDatabase;
   let single: Database;
   const model = buildModel();
+  const versions = buildVersions(model);
   beforeAll(async () => {
     test = await freshDatabase("postgres");
     // One connection, so the session whose prepared statements we list is the one that ran the read.
@@ -25,7 +27,7 @@ describe.runIf(databaseKinds.includes("postgres"))("reads on PostgreSQL", () => 
 
   it("run as named prepared statements, planned once per connection", async () => {
     const url = "/device?$select=id&$filter=uuid eq 'abc'";
-    const context = { db: single, model, permissions: adminPermissions };
+    const context = { db: single, model, versions, permissions: adminPermissions };
     await read({ version: "v6", url, headers: {} }, context);
     await read({ version: "v6", url: "/device?$select=id&$filter=uuid eq 'other'", headers: {} }, context);
     const { text } = compileRead(

@@ -3,6 +3,7 @@ import type { Permissions } from "../../src/auth/permissions.ts";
 import { sql } from "../../src/db/sql.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { read } from "../../src/odata/read.ts";
+import { buildVersions } from "../../src/odata/versions/index.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 
@@ -20,10 +21,11 @@ const restricted: Permissions = {
 describe.each(databaseKinds)("the row predicate on %s", (kind) => {
   let test: TestDatabase;
   const model = buildModel();
+  const versions = buildVersions(model);
   const get = async (url: string) => {
     const reply = await read(
       { version: "v6", url, headers: {} },
-      { db: test.db, model, permissions: restricted },
+      { db: test.db, model, versions, permissions: restricted },
     );
     return JSON.parse(reply.body).d;
   };

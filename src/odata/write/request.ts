@@ -3,6 +3,7 @@ import { parse } from "../parse.ts";
 import { planRead, resolveResource } from "../plan.ts";
 import type { ODataQuery } from "../query.ts";
 import { compileRead } from "../sql/compile.ts";
+import type { Versions } from "../versions/index.ts";
 import {
   createEntity,
   deleteEntities,
@@ -39,32 +40,53 @@ function targetOf(query: ODataQuery, method: string): WriteTarget {
 }
 
 /** The created entity as a GET by key shows it (pinejs wire: POST answers with the bare entity). */
-async function reread(resource: string, id: number, context: WriteContext): Promise<string> {
-  const plan = planRead(
-    { resource, key: { kind: "id", value: { kind: "number", value: id } }, count: false, options: {} },
-    { model: context.model, permissions: context.permissions, format: "pinejs" },
-  );
+async function reread(
+  version: string,
+  resource: string,
+  id: number,
+  context: VersionedWriteContext,
+): Promise<string> {
+  const query = context.versions.toV6(version, {
+    resource,
+    key: { kind: "id", value: { kind: "number", value: id } },
+    count: false,
+    options: {},
+  });
+  const plan = planRead(query, { model: context.model, permissions: context.permissions, format: "pinejs" });
   const [row] = await context.db.query<{ body: string }>(compileRead(plan));
   const [entity] = JSON.parse(row?.body ?? "[]") as unknown[];
   return JSON.stringify(entity ?? { id });
 }
 
-/** An OData POST, PATCH, PUT or DELETE: parse → write core → pinejs reply. */
+export interface VersionedWriteContext extends WriteContext {
+  readonly versions: Versions;
+}
+
+/** An OData POST, PATCH, PUT or DELETE: parse → translate (to v6) → write core → pinejs reply. */
 export async function write(
   request: { method: string; version: string; url: string; body: unknown; dryRun: boolean },
-  context: WriteContext,
+  context: VersionedWriteContext,
 ): Promise<WriteReply> {
-  const query = parse(request.url);
+  const asked = parse(request.url);
+  const translator = context.versions.translator(request.version);
+  const query = translator ? translator.writeTarget(asked) : asked;
+  const body = translator
+    ? translator.body(
+        translator.place(asked.resource),
+        request.body,
+        request.method === "POST" ? "create" : "update",
+      )
+    : request.body;
   if (request.method === "POST") {
     if (query.key || query.count || Object.keys(query.options).length > 0) {
       throw new BadRequest("POST goes to a resource collection, without a key or query options");
     }
-    const id = await createEntity(query.resource, request.body, context);
+    const id = await createEntity(query.resource, body, context);
     return {
       table: resolveResource(context.model, query.resource).table,
       status: 201,
-      headers: { location: `/${request.version}/${query.resource}(${id})`, "content-type": json },
-      body: await reread(query.resource, id, context),
+      headers: { location: `/${request.version}/${asked.resource}(${id})`, "content-type": json },
+      body: await reread(request.version, asked.resource, id, context),
     };
   }
   const target = targetOf(query, request.method);
@@ -72,7 +94,7 @@ export async function write(
   const outcome =
     request.method === "DELETE"
       ? await deleteEntities(target, context, options)
-      : await updateEntities(target, request.body, context, {
+      : await updateEntities(target, body, context, {
           ...options,
           replace: request.method === "PUT",
         });

@@ -14,7 +14,7 @@ const casts: Record<ScalarType, string> = {
   JSON: "jsonb",
 };
 
-function columnValue(resource: Resource, name: string, value: unknown): Fragment {
+export function columnValue(resource: Resource, name: string, value: unknown): Fragment {
   if (value === columnDefault) return sql`DEFAULT`;
   const field = resource.fields.get(name) ?? resource.hiddenFields.get(name);
   if (!field || field.computed) throw new Error(`write: ${resource.table}.${name} is not a stored field`);

@@ -1,6 +1,21 @@
 import { BadRequest } from "../../errors.ts";
 import type { Field, Resource } from "../../model/types.ts";
 
+/**
+ * A foreign key given by another unique field of the row it points to (an older version's
+ * `device_type: "<slug>"`); the write core resolves it to the id inside its transaction.
+ */
+export class LinkReference {
+  constructor(
+    /** The v6 resource it points to, and the unique field that names the row. */
+    readonly resource: string,
+    readonly field: string,
+    readonly value: unknown,
+    /** The name the caller wrote, for error messages. */
+    readonly writtenAs: string,
+  ) {}
+}
+
 /** Validated field values of a write, by field name: numbers, strings, booleans, ISO timestamps, JSON or null. */
 export type Values = Map<string, unknown>;
 
@@ -20,6 +35,7 @@ function coerce(resource: Resource, field: Field, value: unknown): unknown {
   }
   switch (field.type) {
     case "Integer":
+      if (value instanceof LinkReference && field.link) return value;
       if (typeof value === "number" && Number.isInteger(value) && value >= INT_MIN && value <= INT_MAX)
         return value;
       throw new BadRequest(

@@ -1,6 +1,6 @@
 import type { Permissions } from "../../auth/permissions.ts";
 import type { Database, Executor } from "../../db/database.ts";
-import { ident, param, sql, toStatement } from "../../db/sql.ts";
+import { ident, sql, toStatement } from "../../db/sql.ts";
 import { BadRequest, Unauthorized } from "../../errors.ts";
 import type { Model, Resource } from "../../model/types.ts";
 import { planRead, planWriteTarget, resolveResource } from "../plan.ts";
@@ -9,8 +9,8 @@ import { compileRead, compileWriteTargets } from "../sql/compile.ts";
 import { translateDatabaseError } from "./database-errors.ts";
 import { rulesOf } from "./rules/index.ts";
 import type { RuleContext } from "./rules/types.ts";
-import { columnDefault, deleteRows, idsWhere, insertRow, updateRows } from "./statements.ts";
-import { type Values, validateBody } from "./values.ts";
+import { columnDefault, columnValue, deleteRows, idsWhere, insertRow, updateRows } from "./statements.ts";
+import { LinkReference, type Values, validateBody } from "./values.ts";
 
 export interface WriteContext {
   readonly db: Database;
@@ -59,26 +59,38 @@ async function inTransaction<T>(db: Database, work: (tx: Executor) => Promise<T>
   }
 }
 
-/** A foreign key must name a row that exists and that the caller can see. */
-async function checkLinks(
+/**
+ * A foreign key must name a row that exists and that the caller can see. One given by another key
+ * (a LinkReference) is looked up and replaced by the row's id.
+ */
+async function resolveLinks(
   tx: Executor,
   resource: Resource,
   values: Values,
   context: WriteContext,
-): Promise<void> {
+): Promise<Values> {
+  const resolved: Values = new Map(values);
   for (const [name, value] of values) {
     const field = resource.fields.get(name);
     if (!field?.link || value === null || value === columnDefault) continue;
     const target = resolveResource(context.model, field.link);
     const row = ident("linked");
-    const [found] = await tx.query(
+    const [by, wanted] = value instanceof LinkReference ? [value.field, value.value] : ["id", value];
+    const [found] = await tx.query<{ id: number }>(
       toStatement(
-        sql`SELECT 1 FROM ${ident(target.table)} ${row} WHERE ${row}."id" = ${param(value, "int4")} AND (${context.permissions.readable(target, row)})`,
+        sql`SELECT ${row}."id" FROM ${ident(target.table)} ${row}
+            WHERE ${row}.${ident(by)} = ${columnValue(target, by, wanted)} AND (${context.permissions.readable(target, row)})`,
       ),
     );
-    if (!found)
-      throw new BadRequest(`'${name}' refers to ${field.link} ${String(value)}, which does not exist`);
+    if (!found) {
+      const written = value instanceof LinkReference ? `'${value.writtenAs}'` : `'${name}'`;
+      throw new BadRequest(
+        `${written} refers to ${field.link} ${JSON.stringify(wanted)}, which does not exist`,
+      );
+    }
+    resolved.set(name, found.id);
   }
+  return resolved;
 }
 
 /** Rows still (or now) outside the caller's write predicate make the whole write fail with nothing changed. */
@@ -134,8 +146,7 @@ export async function createEntity(
   return inTransaction(context.db, async (tx) => {
     const rulesContext = ruleContext(tx, resource, context);
     const columns = rules.prepareCreate ? await rules.prepareCreate(values, rulesContext) : values;
-    await checkLinks(tx, resource, columns, context);
-    const id = await insertRow(tx, resource, columns);
+    const id = await insertRow(tx, resource, await resolveLinks(tx, resource, columns, context));
     await rules.afterCreate?.(values, id, rulesContext);
     await rules.afterWrite?.(values, [id], rulesContext);
     await checkWritable(tx, resource, [id], context.permissions);
@@ -203,8 +214,7 @@ export async function updateEntities(
     const before = options.dryRun ? await snapshot(tx, resource, ids, context) : undefined;
     const rulesContext = ruleContext(tx, resource, context);
     const columns = rules.prepareUpdate ? await rules.prepareUpdate(values, ids, rulesContext) : values;
-    await checkLinks(tx, resource, columns, context);
-    await updateRows(tx, resource, columns, ids);
+    await updateRows(tx, resource, await resolveLinks(tx, resource, columns, context), ids);
     await rules.afterWrite?.(values, ids, rulesContext);
     await checkWritable(tx, resource, ids, context.permissions);
     if (!before) return { affected: ids.length };

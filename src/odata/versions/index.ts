@@ -1,0 +1,46 @@
+import type { Model } from "../../model/types.ts";
+import type { ODataQuery } from "../query.ts";
+import type { VersionStep } from "./step.ts";
+import { VersionTranslator } from "./translate.ts";
+import { v1 } from "./v1.ts";
+import { v2 } from "./v2.ts";
+import { v3 } from "./v3.ts";
+import { v4 } from "./v4.ts";
+import { v5 } from "./v5.ts";
+import { currentView, olderView, type VersionView } from "./view.ts";
+
+export const currentVersion = "v6";
+// Newest first: each step describes its version against the one above it.
+const steps: readonly VersionStep[] = [v5, v4, v3, v2, v1];
+
+export interface Versions {
+  readonly names: readonly string[];
+  view(version: string): VersionView;
+  /** The v6 query meaning the same as `query` in `version` (the identity for v6). */
+  toV6(version: string, query: ODataQuery): ODataQuery;
+  translator(version: string): VersionTranslator | undefined;
+}
+
+export function buildVersions(model: Model): Versions {
+  const views = new Map<string, VersionView>([[currentVersion, currentView(currentVersion, model)]]);
+  for (const step of steps) {
+    const next = views.get(step.next);
+    if (!next) throw new Error(`versions: ${step.version} translates to unknown ${step.next}`);
+    views.set(step.version, olderView(next, step));
+  }
+  const translators = new Map(
+    [...views]
+      .filter(([name]) => name !== currentVersion)
+      .map(([name, view]) => [name, new VersionTranslator(view)]),
+  );
+  return {
+    names: [...views.keys()],
+    view(version) {
+      const view = views.get(version);
+      if (!view) throw new Error(`unknown version ${version}`);
+      return view;
+    },
+    toV6: (version, query) => translators.get(version)?.query(query) ?? query,
+    translator: (version) => translators.get(version),
+  };
+}
