@@ -5,6 +5,7 @@ const commands: Record<string, () => Promise<{ run(args: string[]): Promise<void
   seed: () => import("./commands/seed.ts"),
   user: () => import("./commands/user.ts"),
   org: () => import("./commands/org.ts"),
+  catalogue: () => import("./commands/catalogue.ts"),
 };
 
 const usage = `Usage: fleetgate <command> [options]
@@ -17,6 +18,10 @@ Commands:
                   create a user (and their personal organization)
   org add <handle> [--name <name>] [--owner <username>]
                   create an organization, optionally with its first owner
+  catalogue import <file.json>
+                  validate a catalogue (a /config document or a list of entries) and load it in one transaction
+  catalogue export
+                  print the catalogue as a JSON list of entries
 `;
 
 const [name, ...args] = process.argv.slice(2);

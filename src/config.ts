@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
+import { catalogueConfigSchema } from "./catalogue/config.ts";
 
 // Read and validated once at start; the README's configuration table documents each variable.
 const schema = z.object({
@@ -16,6 +17,8 @@ const schema = z.object({
   ADMIN_PASSWORD: z.string().min(8).optional(),
   JWT_SECRET: z.string().min(32).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // GET /config: deployment URLs and public client identifiers.
+  ...catalogueConfigSchema.shape,
 });
 
 export type Config = z.infer<typeof schema>;

@@ -5,6 +5,7 @@ import { permissionsFor } from "./auth/policies.ts";
 import { authRoutes, callerOf, requireCaller } from "./auth/routes.ts";
 import { signingSecret } from "./auth/secrets.ts";
 import { LoginThrottle } from "./auth/throttle.ts";
+import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { sendError } from "./http/errors.ts";
@@ -64,6 +65,16 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       return { permissions: permissionsFor(caller), actor: caller.actor };
     },
     identitiesChanged: () => authenticator.forget(),
+  });
+  catalogueRoutes(app, {
+    db: deps.db,
+    model: deps.model,
+    config: deps.config,
+    // No credential (or an invalid one) reads the public catalogue.
+    permissionsOf: async (request) => {
+      const caller = await callerOf(request, authenticator);
+      return caller ? permissionsFor(caller) : undefined;
+    },
   });
 
   await app.ready();

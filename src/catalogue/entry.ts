@@ -1,20 +1,15 @@
+import type { OptionGroup } from "./schema.ts";
+
 // A device-type catalogue entry (device-type.json), as served by /config and /device-types/v1.
+// Its shape is src/catalogue/schema.ts; what follows are the facts derived from its state.
 export const architectures = ["aarch64", "armv7hf", "amd64", "rpi", "i386", "armv5e"] as const;
 export const deviceTypeStates = ["RELEASED", "NEW", "EXPERIMENTAL", "DISCONTINUED", "DEVELOPMENT"] as const;
 
 export type Arch = (typeof architectures)[number];
 export type DeviceTypeState = (typeof deviceTypeStates)[number];
 
-export interface CatalogueEntry {
-  slug: string;
-  version: number;
-  name: string;
-  aliases: string[];
-  arch: Arch;
-  state: DeviceTypeState;
-  private?: boolean;
-  [member: string]: unknown;
-}
+/** A slug or alias: also what /device-types/v1/:slug accepts before it looks anything up. */
+export const slugPattern = /^[a-z0-9][a-z0-9_-]{0,99}$/;
 
 /** Devices of a discontinued type may poll as often as they like; current ones at most every 10 s. */
 export function pollIntervalRule(state: DeviceTypeState): { min: number; default: number } {
@@ -22,7 +17,7 @@ export function pollIntervalRule(state: DeviceTypeState): { min: number; default
 }
 
 /** The option groups every entry has: network, then advanced (its poll interval follows the state). */
-export function standardOptionGroups(state: DeviceTypeState): object[] {
+export function standardOptionGroups(state: DeviceTypeState): OptionGroup[] {
   const poll = pollIntervalRule(state);
   return [
     {

@@ -1,7 +1,10 @@
 import type { Prisma } from "../generated/prisma/client.ts";
-import type { CatalogueEntry } from "./entry.ts";
+import type { CatalogueEntry } from "./schema.ts";
 
-/** Writes catalogue entries into `device_type` (columns and the whole entry) and their aliases. */
+/**
+ * Writes catalogue entries into `device_type` (columns and the whole entry) and their aliases. The
+ * documents are built back from these rows (read.ts), so the columns and the documents agree.
+ */
 export async function saveEntries(
   tx: Prisma.TransactionClient,
   entries: readonly CatalogueEntry[],
@@ -12,8 +15,8 @@ export async function saveEntries(
       CpuArchitecture: { connectOrCreate: { where: { slug: entry.arch }, create: { slug: entry.arch } } },
       state: entry.state,
       is_private: entry.private ?? false,
-      logo: typeof entry.logoUrl === "string" ? entry.logoUrl : null,
-      catalogue: entry as Prisma.InputJsonValue,
+      logo: entry.logoUrl ?? null,
+      catalogue: entry satisfies Prisma.InputJsonValue,
     };
     const saved = await tx.deviceType.upsert({
       where: { slug: entry.slug },

@@ -1,9 +1,5 @@
-import {
-  type Arch,
-  type CatalogueEntry,
-  type DeviceTypeState,
-  standardOptionGroups,
-} from "../catalogue/entry.ts";
+import { type Arch, type DeviceTypeState, standardOptionGroups } from "../catalogue/entry.ts";
+import type { CatalogueEntry, OptionGroup } from "../catalogue/schema.ts";
 
 interface Sketch {
   slug: string;
@@ -13,7 +9,7 @@ interface Sketch {
   aliases?: string[];
   machine: string;
   flasher?: boolean;
-  extraGroups?: object[];
+  extraGroups?: OptionGroup[];
   supportsBlink?: boolean;
 }
 
@@ -68,7 +64,7 @@ function entry(sketch: Sketch): CatalogueEntry {
   };
 }
 
-const processorGroup = {
+const processorGroup: OptionGroup = {
   isGroup: true,
   name: "processorType",
   message: "Processor",

@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Permissions } from "../auth/permissions.ts";
+import type { Executor } from "../db/database.ts";
+import { BadRequest, NotFound } from "../errors.ts";
+import type { Model } from "../model/types.ts";
+import type { CatalogueConfig } from "./config.ts";
+import { configDocument } from "./document.ts";
+import { slugPattern } from "./entry.ts";
+import { guestPermissions } from "./guest.ts";
+import { readEntries } from "./read.ts";
+
+export interface CatalogueDeps {
+  readonly db: Executor;
+  readonly model: Model;
+  readonly config: CatalogueConfig;
+  /** The caller's permissions, as the OData routes get them; undefined without a (valid) credential. */
+  readonly permissionsOf: (request: FastifyRequest) => Promise<Permissions | undefined>;
+}
+
+/** `/config` and `/device-types/v1`: no credential needed; private device types only for those who may read them. */
+export function catalogueRoutes(app: FastifyInstance, deps: CatalogueDeps): void {
+  const entries = async (request: FastifyRequest, slug?: string) =>
+    readEntries(deps.db, deps.model, (await deps.permissionsOf(request)) ?? guestPermissions, slug);
+
+  app.get("/config", async (request) => configDocument(deps.config, await entries(request)));
+
+  // pinejs wire: a bare array, not a {"d": […]} envelope.
+  app.get("/device-types/v1", async (request) => entries(request));
+
+  app.get<{ Params: { slug: string } }>("/device-types/v1/:slug", async (request) => {
+    const { slug } = request.params;
+    if (!slugPattern.test(slug)) throw new BadRequest("Invalid device type");
+    const [entry] = await entries(request, slug);
+    if (!entry) throw new NotFound(`Unknown device type ${slug}`);
+    return entry;
+  });
+}
