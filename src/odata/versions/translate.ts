@@ -125,12 +125,28 @@ export class VersionTranslator {
     return { ...item, path: this.path(item.path, scope) };
   }
 
+  /** A v6 entity (a dry run's before/after) in this version's names; v6-only fields are left out. */
+  entity(place: Place, entity: Record<string, unknown> | null): Record<string, unknown> | null {
+    if (!entity) return entity;
+    const renamed: Record<string, unknown> = {};
+    for (const [name, path] of place.mapping.paths) {
+      const [v6, ...through] = path;
+      if (v6 !== undefined && through.length === 0 && v6 in entity) renamed[name] = entity[v6];
+    }
+    return renamed;
+  }
+
   /**
    * A write body in v6 names. A derived field (v5 `device_type: "<slug>"`) becomes its link, given
    * by the key it names: the write core looks the row up inside its transaction.
    */
   body(place: Place, body: unknown, mode: "create" | "update"): unknown {
     if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+    if (mode === "create") {
+      for (const name of place.resource.writability.required) {
+        if (!(name in body)) throw new BadRequest(`'${name}' is required to create a ${place.resource.name}`);
+      }
+    }
     const translated: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(body)) {
       const path = place.mapping.paths.get(name);

@@ -101,11 +101,21 @@ export async function write(
   const headers = { [AFFECTED_ROWS_HEADER]: String(outcome.affected), "content-type": json };
   const table = resolveResource(context.model, query.resource).table;
   if (request.dryRun) {
+    const place = translator?.place(asked.resource);
+    const changes = (outcome.changes ?? []).map((change) =>
+      translator && place
+        ? {
+            id: change.id,
+            before: translator.entity(place, change.before),
+            after: translator.entity(place, change.after),
+          }
+        : change,
+    );
     return {
       table,
       status: 200,
       headers,
-      body: JSON.stringify({ dryRun: true, affected: outcome.affected, changes: outcome.changes ?? [] }),
+      body: JSON.stringify({ dryRun: true, affected: outcome.affected, changes }),
     };
   }
   // pinejs v6 wire: an empty success body becomes the JSON string "OK".
