@@ -16,6 +16,9 @@ const schema = z.object({
   ADMIN_USERNAME: z.string().min(1).default("admin"),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   JWT_SECRET: z.string().min(32).optional(),
+  // A device that reported once and then stays silent this long (seconds) is marked offline.
+  DEVICE_OFFLINE_TIMEOUT: z.coerce.number().int().positive().default(90),
+  SUPERVISOR_KEY_SECRET: z.string().min(32).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // GET /config: deployment URLs and public client identifiers.
   ...catalogueConfigSchema.shape,

@@ -3,11 +3,13 @@ import type { Logger } from "pino";
 import { Authenticator } from "./auth/caller.ts";
 import { permissionsFor } from "./auth/policies.ts";
 import { authRoutes, callerOf, requireCaller } from "./auth/routes.ts";
-import { signingSecret } from "./auth/secrets.ts";
+import { signingSecret, storedSecret } from "./auth/secrets.ts";
 import { LoginThrottle } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
+import { KeyBox } from "./devices/key-box.ts";
+import { deviceRoutes } from "./devices/routes.ts";
 import { sendError } from "./http/errors.ts";
 import { useRequestLog } from "./http/request-log.ts";
 import type { Model } from "./model/types.ts";
@@ -65,6 +67,13 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       return { permissions: permissionsFor(caller), actor: caller.actor };
     },
     identitiesChanged: () => authenticator.forget(),
+  });
+  deviceRoutes(app, {
+    db: deps.db,
+    model: deps.model,
+    keys: new KeyBox(await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET)),
+    requireCaller: (request) => requireCaller(request, authenticator),
+    offlineAfterSeconds: deps.config.DEVICE_OFFLINE_TIMEOUT,
   });
   catalogueRoutes(app, {
     db: deps.db,

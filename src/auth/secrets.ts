@@ -2,19 +2,28 @@ import { randomBytes } from "node:crypto";
 import type { Executor } from "../db/database.ts";
 
 /**
- * The key that signs session tokens: JWT_SECRET when configured, otherwise one generated on first
- * start and kept in the database, so sessions survive restarts and every process agrees.
+ * A server secret: the configured value when there is one, otherwise one generated on first start
+ * and kept in the database, so it survives restarts and every process agrees on it.
  */
-export async function signingSecret(db: Executor, configured: string | undefined): Promise<Uint8Array> {
-  if (configured) return new TextEncoder().encode(configured);
+export async function storedSecret(
+  db: Executor,
+  name: string,
+  configured: string | undefined,
+): Promise<string> {
+  if (configured) return configured;
   await db.query({
-    text: `INSERT INTO "setting" ("name", "value") VALUES ('jwt_secret', $1::text) ON CONFLICT ("name") DO NOTHING`,
-    values: [randomBytes(48).toString("base64url")],
+    text: `INSERT INTO "setting" ("name", "value") VALUES ($1::text, $2::text) ON CONFLICT ("name") DO NOTHING`,
+    values: [name, randomBytes(48).toString("base64url")],
   });
   const [row] = await db.query<{ value: string }>({
-    text: `SELECT "value" FROM "setting" WHERE "name" = 'jwt_secret'`,
-    values: [],
+    text: `SELECT "value" FROM "setting" WHERE "name" = $1::text`,
+    values: [name],
   });
-  if (!row) throw new Error("no JWT signing secret");
-  return new TextEncoder().encode(row.value);
+  if (!row) throw new Error(`no ${name}`);
+  return row.value;
+}
+
+/** The key that signs session tokens (JWT_SECRET, or generated). */
+export async function signingSecret(db: Executor, configured: string | undefined): Promise<Uint8Array> {
+  return new TextEncoder().encode(await storedSecret(db, "jwt_secret", configured));
 }

@@ -1,0 +1,27 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+
+/**
+ * Seals the supervisor API keys devices report, so the database holds them encrypted (AES-256-GCM);
+ * the proxy unseals one to present it to its device.
+ */
+export class KeyBox {
+  private readonly key: Buffer;
+
+  constructor(secret: string) {
+    this.key = createHash("sha256").update(secret).digest();
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
+    const sealed = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), sealed]).toString("base64url");
+  }
+
+  unseal(sealed: string): string {
+    const bytes = Buffer.from(sealed, "base64url");
+    const decipher = createDecipheriv("aes-256-gcm", this.key, bytes.subarray(0, 12));
+    decipher.setAuthTag(bytes.subarray(12, 28));
+    return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString("utf8");
+  }
+}

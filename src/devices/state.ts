@@ -1,0 +1,132 @@
+import { z } from "zod";
+import type { Executor } from "../db/database.ts";
+import { ident, join, param, sql, toStatement } from "../db/sql.ts";
+import type { KeyBox } from "./key-box.ts";
+
+const count = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
+const text = z.string().max(1024);
+
+/** What a supervisor reports about itself; every member optional, unknown members refused. */
+export const stateReport = z.strictObject({
+  status: text.nullable().optional(),
+  commit: text.nullable().optional(),
+  ip_address: text.nullable().optional(),
+  mac_address: text.nullable().optional(),
+  os_version: text.nullable().optional(),
+  os_variant: text.nullable().optional(),
+  supervisor_version: text.nullable().optional(),
+  supervisor_address: text.nullable().optional(),
+  api_port: z.number().int().min(1).max(65535).nullable().optional(),
+  api_key: z.string().min(1).max(256).optional(),
+  download_progress: z.number().int().min(0).max(100).nullable().optional(),
+  provisioning_progress: z.number().int().min(0).max(100).nullable().optional(),
+  provisioning_state: text.nullable().optional(),
+  memory_usage: count.nullable().optional(),
+  memory_total: count.nullable().optional(),
+  storage_block_device: text.nullable().optional(),
+  storage_usage: count.nullable().optional(),
+  storage_total: count.nullable().optional(),
+  cpu_usage: z.number().int().min(0).max(100).nullable().optional(),
+  cpu_temp: z.number().int().min(-100).max(200).nullable().optional(),
+  cpu_id: text.nullable().optional(),
+  is_undervolted: z.boolean().optional(),
+});
+
+export type StateReport = z.infer<typeof stateReport>;
+
+// Report members stored under another column name.
+const columnOf: Partial<Record<keyof StateReport, string>> = {
+  supervisor_address: "supervisor_api_address",
+  api_port: "supervisor_api_port",
+};
+const integers = new Set([
+  "api_port",
+  "download_progress",
+  "provisioning_progress",
+  "memory_usage",
+  "memory_total",
+  "storage_usage",
+  "storage_total",
+  "cpu_usage",
+  "cpu_temp",
+]);
+
+/**
+ * Stores a report and marks the device heard from: online, connected, heartbeat now; the
+ * connectivity event moves only when it was offline. `commit` becomes the release of its fleet.
+ */
+export async function recordState(
+  db: Executor,
+  uuid: string,
+  report: StateReport,
+  keys: KeyBox,
+): Promise<boolean> {
+  const device = ident("d");
+  const assignments = Object.entries(report).flatMap(([name, value]) => {
+    if (value === undefined || name === "commit" || name === "api_key") return [];
+    const column = columnOf[name as keyof StateReport] ?? name;
+    const cast = name === "is_undervolted" ? "bool" : integers.has(name) ? "int4" : "text";
+    return [sql`${ident(column)} = ${param(value, cast)}`];
+  });
+  if (report.api_key !== undefined) {
+    assignments.push(sql`"supervisor_api_key_ciphertext" = ${param(keys.seal(report.api_key), "text")}`);
+  }
+  if (report.commit !== undefined) {
+    assignments.push(
+      sql`"is_running__release" = (SELECT r."id" FROM "release" r
+        WHERE r."belongs_to__application" = ${device}."belongs_to__application" AND r."commit" = ${param(report.commit, "text")})`,
+    );
+  }
+  const rows = await db.query(
+    toStatement(
+      sql`UPDATE "device" ${device} SET ${join(
+        [
+          ...assignments,
+          sql`"last_connectivity_event" = CASE WHEN ${device}."is_online" THEN ${device}."last_connectivity_event" ELSE now() END`,
+          sql`"is_online" = true`,
+          sql`"is_connected_to_vpn" = true`,
+          sql`"api_heartbeat_state" = 'online'`,
+          sql`"last_heartbeat_at" = now()`,
+        ],
+        ", ",
+      )} WHERE ${device}."uuid" = ${param(uuid, "text")} RETURNING ${device}."id"`,
+    ),
+  );
+  return rows.length > 0;
+}
+
+/** What the device should run: its pin, else its fleet's target release. */
+export async function targetState(
+  db: Executor,
+  uuid: string,
+): Promise<{ commit: string | null; appId: number } | undefined> {
+  const [row] = await db.query<{ commit: string | null; app_id: number }>({
+    text: `SELECT coalesce(pin."commit", target."commit") AS "commit", d."belongs_to__application" AS app_id
+             FROM "device" d
+             JOIN "application" a ON a."id" = d."belongs_to__application"
+             LEFT JOIN "release" pin ON pin."id" = d."should_be_running__release"
+             LEFT JOIN "release" target ON target."id" = a."should_be_running__release"
+            WHERE d."uuid" = $1::text`,
+    values: [uuid],
+  });
+  return row ? { commit: row.commit, appId: row.app_id } : undefined;
+}
+
+/**
+ * Marks devices that reported once but not within `timeoutSeconds` offline. Devices that never
+ * reported (demo data, registered but not started) are left as they are.
+ */
+export async function markSilentDevicesOffline(db: Executor, timeoutSeconds: number): Promise<number> {
+  const rows = await db.query({
+    text: `UPDATE "device" SET "is_online" = false, "is_connected_to_vpn" = false, "api_heartbeat_state" = 'offline',
+                  "last_connectivity_event" = now()
+            WHERE "is_online" AND "last_heartbeat_at" < now() - make_interval(secs => $1::int4)
+           RETURNING "id"`,
+    values: [timeoutSeconds],
+  });
+  return rows.length;
+}
