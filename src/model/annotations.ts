@@ -17,7 +17,12 @@ export const resourceAliases: Record<string, readonly string[]> = {
  */
 export const hiddenColumns: Record<string, readonly string[]> = {
   user: ["password", "jwt_secret"],
-  device: ["supervisor_api_address", "supervisor_api_port", "supervisor_api_key_ciphertext", "last_heartbeat_at"],
+  device: [
+    "supervisor_api_address",
+    "supervisor_api_port",
+    "supervisor_api_key_ciphertext",
+    "last_heartbeat_at",
+  ],
   api_key: ["key_hash"],
   // Served whole by /config and /device-types/v1.
   device_type: ["catalogue"],

@@ -537,7 +537,12 @@ describe.each(databaseKinds)("response formats on %s", (kind) => {
     it("never shows a hidden column", () => {
       const hidden: Record<string, string[]> = {
         user: ["password", "jwt_secret"],
-        device: ["supervisor_api_address", "supervisor_api_port", "supervisor_api_key_ciphertext", "last_heartbeat_at"],
+        device: [
+          "supervisor_api_address",
+          "supervisor_api_port",
+          "supervisor_api_key_ciphertext",
+          "last_heartbeat_at",
+        ],
         api_key: ["key_hash"],
         device_type: ["catalogue"],
       };

@@ -16,7 +16,12 @@ const nearMiss = "O'Brien & co/1000%";
 // The wire shape of a row, written down here rather than read from the registry: the columns no API
 // exposes, and the foreign keys that read as {"__id": N}. `actor` points to an internal table: an integer.
 const hiddenColumns: Record<string, readonly string[]> = {
-  device: ["supervisor_api_address", "supervisor_api_port", "supervisor_api_key_ciphertext", "last_heartbeat_at"],
+  device: [
+    "supervisor_api_address",
+    "supervisor_api_port",
+    "supervisor_api_key_ciphertext",
+    "last_heartbeat_at",
+  ],
   device_type: ["catalogue"],
 };
 const linkColumns: Record<string, readonly string[]> = {

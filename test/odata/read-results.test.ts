@@ -39,7 +39,12 @@ const linkFields: Record<string, readonly string[]> = {
   organization: [],
 };
 const hiddenFields: Record<string, readonly string[]> = {
-  device: ["supervisor_api_address", "supervisor_api_port", "supervisor_api_key_ciphertext", "last_heartbeat_at"],
+  device: [
+    "supervisor_api_address",
+    "supervisor_api_port",
+    "supervisor_api_key_ciphertext",
+    "last_heartbeat_at",
+  ],
 };
 
 /** A row as the pinejs wire shows it by default: ISO timestamps, links as {__id}, hidden columns gone. */
