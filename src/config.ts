@@ -19,6 +19,8 @@ const schema = z.object({
   // A device that reported once and then stays silent this long (seconds) is marked offline.
   DEVICE_OFFLINE_TIMEOUT: z.coerce.number().int().positive().default(90),
   SUPERVISOR_KEY_SECRET: z.string().min(32).optional(),
+  // Comma-separated origins allowed to call the API from a browser; unset: any origin.
+  CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // GET /config: deployment URLs and public client identifiers.
   ...catalogueConfigSchema.shape,

@@ -1,3 +1,4 @@
+import cors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import { Authenticator } from "./auth/caller.ts";
@@ -42,6 +43,16 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((_request, reply) => {
     reply.code(404).send("");
+  });
+  // Browser front-ends call the API from other origins with a bearer token (no cookies), so any
+  // origin may, unless CORS_ORIGINS names the allowed ones.
+  await app.register(cors, {
+    origin: deps.config.CORS_ORIGINS
+      ? deps.config.CORS_ORIGINS.split(",").map((origin) => origin.trim())
+      : true,
+    allowedHeaders: ["Authorization", "Content-Type", "X-Balena-Client", "OData-Version", "x-dry-run"],
+    exposedHeaders: ["Retry-After", "Location", "x-sql-statements", "x-affected-rows"],
+    methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
   // Before any route: the request log wraps every handler that is registered after it.
   useRequestLog(app);
