@@ -3,6 +3,7 @@ import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
 import { followLatest } from "./release.ts";
+import { newActor, refreshSlugs, releasesOutsideFleet } from "./shared.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 /** `device_type` is written as a slug and stored as the link `is_for__device_type`. */
@@ -45,18 +46,15 @@ export const applicationRules: ResourceRules = {
     if (!values.has("organization"))
       throw new BadRequest("'organization' is required to create an application");
     const columns = await storedColumns(values, context);
-    const [actor] = await context.tx.query<{ id: number }>({
-      text: `INSERT INTO "actor" DEFAULT VALUES RETURNING "id"`,
-      values: [],
-    });
-    columns.set("actor", actor?.id);
+    const actor = await newActor(context);
+    columns.set("actor", actor);
     // The fleet's owner is the user who creates it (none when made from the shell).
     const [creator] = await context.tx.query<{ id: number }>(
       toStatement(sql`SELECT "id" FROM "user" WHERE "actor" = ${param(context.actor ?? null, "int4")}`),
     );
     columns.set("user", creator?.id ?? null);
     // The slug is set for real by afterWrite, from the organization's handle and the name.
-    columns.set("slug", `pending/${actor?.id}`);
+    columns.set("slug", `pending/${actor}`);
     return columns;
   },
 
@@ -65,10 +63,7 @@ export const applicationRules: ResourceRules = {
   async afterWrite(values, ids, context) {
     const fleets = sql`a."id" = ANY(${idList(ids)})`;
     if (values.has("app_name") || values.has("organization") || !values.has("slug")) {
-      await context.tx.query(
-        toStatement(sql`UPDATE "application" a SET "slug" = lower(o."handle" || '/' || a."app_name")
-          FROM "organization" o WHERE o."id" = a."organization" AND ${fleets}`),
-      );
+      await refreshSlugs(context, fleets);
     }
     if (values.has("commit")) {
       const commit = values.get("commit");
@@ -88,13 +83,7 @@ export const applicationRules: ResourceRules = {
       }
     }
     if (values.has("should_be_running__release")) {
-      const foreign = await idsWhere(
-        context.tx,
-        context.resource,
-        ids,
-        (row) => sql`${row}."should_be_running__release" IS NOT NULL AND NOT EXISTS (
-          SELECT 1 FROM "release" r WHERE r."id" = ${row}."should_be_running__release" AND r."belongs_to__application" = ${row}."id")`,
-      );
+      const foreign = await releasesOutsideFleet(context, ids, "id");
       if (foreign.length > 0)
         throw new BadRequest(`should_be_running__release must be a release of fleet ${foreign.join(", ")}`);
     }

@@ -3,18 +3,10 @@ import { param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
+import { newActor, releasesOutsideFleet } from "./shared.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 const UUID = /^[0-9a-f]{32}([0-9a-f]{30})?$/;
-
-async function newActor(context: RuleContext): Promise<number> {
-  const [row] = await context.tx.query<{ id: number }>({
-    text: `INSERT INTO "actor" DEFAULT VALUES RETURNING "id"`,
-    values: [],
-  });
-  if (!row) throw new Error("no actor created");
-  return row.id;
-}
 
 /** A device may only run on a fleet of its own architecture. */
 async function checkArchitecture(ids: readonly number[], context: RuleContext): Promise<void> {
@@ -36,13 +28,7 @@ async function checkArchitecture(ids: readonly number[], context: RuleContext): 
 
 /** A pin must name a release of the device's own fleet. */
 async function checkPins(ids: readonly number[], context: RuleContext): Promise<void> {
-  const foreign = await idsWhere(
-    context.tx,
-    context.resource,
-    ids,
-    (row) => sql`${row}."should_be_running__release" IS NOT NULL AND NOT EXISTS (
-      SELECT 1 FROM "release" r WHERE r."id" = ${row}."should_be_running__release" AND r."belongs_to__application" = ${row}."belongs_to__application")`,
-  );
+  const foreign = await releasesOutsideFleet(context, ids, "belongs_to__application");
   if (foreign.length > 0) {
     throw new BadRequest(
       `should_be_running__release must be a release of the device's own fleet (device ${foreign.join(", ")})`,

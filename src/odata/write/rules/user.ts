@@ -3,10 +3,9 @@ import { hashPassword } from "../../../auth/passwords.ts";
 import { param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import type { Values } from "../values.ts";
+import { handleCheck, newActor } from "./shared.ts";
 import type { ResourceRules } from "./types.ts";
 
-// A username is also the handle of the user's personal organization.
-const USERNAME = /^[a-z0-9][a-z0-9_.-]*$/i;
 const MIN_PASSWORD = 8;
 
 /** The password is stored as a scrypt hash; a new one also rotates jwt_secret, ending every session. */
@@ -23,24 +22,12 @@ async function withHashedPassword(values: Values): Promise<Values> {
 }
 
 export const userRules: ResourceRules = {
-  coercions: {
-    username: (value) => {
-      if (typeof value === "string" && !USERNAME.test(value)) {
-        throw new BadRequest(
-          "'username' must be letters, digits, '_', '.' or '-', starting with a letter or digit",
-        );
-      }
-      return value;
-    },
-  },
+  // A username is also the handle of the user's personal organization.
+  coercions: { username: handleCheck("username") },
 
   async prepareCreate(values, context) {
     const columns = await withHashedPassword(values);
-    const [actor] = await context.tx.query<{ id: number }>({
-      text: `INSERT INTO "actor" DEFAULT VALUES RETURNING "id"`,
-      values: [],
-    });
-    columns.set("actor", actor?.id);
+    columns.set("actor", await newActor(context));
     return columns;
   },
 
