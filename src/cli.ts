@@ -6,6 +6,7 @@ const commands: Record<string, () => Promise<{ run(args: string[]): Promise<void
   user: () => import("./commands/user.ts"),
   org: () => import("./commands/org.ts"),
   catalogue: () => import("./commands/catalogue.ts"),
+  supervisor: () => import("./commands/supervisor.ts"),
 };
 
 const usage = `Usage: fleetgate <command> [options]
@@ -22,6 +23,9 @@ Commands:
                   validate a catalogue (a /config document or a list of entries) and load it in one transaction
   catalogue export
                   print the catalogue as a JSON list of entries
+  supervisor --unmanaged [--api-key <key>] [--app-id <id>] [options]
+  supervisor --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> [--device-type <slug>] [options]
+                  run a simulated device's supervisor (its device API); prints {"uuid","port","apiKey"} once it listens
 `;
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,0 +1,163 @@
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { appRoutes } from "./api/app-routes.ts";
+import { deviceRoutes } from "./api/device-routes.ts";
+import { hostConfigRoutes } from "./api/host-config-routes.ts";
+import type { ApiDeps } from "./api/route.ts";
+import { createApiServer } from "./api/server.ts";
+import { CloudClient } from "./cloud/cloud-client.ts";
+import { type CloudCredentials, provision } from "./cloud/provision.ts";
+import { StateReporter } from "./cloud/state-reporter.ts";
+import { Device, newApiKey } from "./device.ts";
+import { defaultHostConfig } from "./host-config.ts";
+import { localTarget } from "./local-target.ts";
+import { loadPersisted, type Persisted, savePersisted } from "./store.ts";
+import { TargetPoller, type TargetSource } from "./target-poller.ts";
+import type { Timings } from "./timings.ts";
+import { parseVersion, type Version } from "./versions.ts";
+
+// Puts one device together: identity from the data dir, registration when managed, the
+// device API on its port, the target poller and (managed) the state reporter. Nothing
+// here touches the process, so `fleetgate fleet` can run many of these in one.
+
+export interface ManagedOptions {
+  readonly api: string;
+  readonly fleet: number;
+  readonly provisioningKey?: string;
+  readonly token?: string;
+  readonly deviceType?: string;
+  readonly heartbeatMs: number;
+}
+
+export interface SupervisorOptions {
+  readonly dataDir: string;
+  readonly host: string;
+  readonly port: number;
+  /** Sets the API key for this run; without it the stored (or a new) key is used. */
+  readonly apiKey?: string;
+  readonly uuid?: string;
+  /** The application's id when unmanaged; a managed device runs its fleet's. */
+  readonly appId: number;
+  readonly services: number;
+  readonly supervisorVersion: string;
+  readonly timings: Timings;
+  readonly pollIntervalMs: number;
+  /** Absent: unmanaged, no cloud. */
+  readonly managed?: ManagedOptions;
+  readonly log: (message: string) => void;
+  /** What /v1/shutdown ends with; by default the supervisor closes. */
+  readonly onShutdown?: () => void;
+}
+
+export interface RunningSupervisor {
+  readonly uuid: string;
+  readonly port: number;
+  readonly device: Device;
+  close(): Promise<void>;
+}
+
+const newUuid = () => randomBytes(16).toString("hex");
+
+function identity(options: SupervisorOptions, stored: Persisted | undefined): Persisted {
+  if (options.uuid && stored && options.uuid !== stored.uuid) {
+    throw new Error(`this data dir belongs to device ${stored.uuid}, not ${options.uuid}`);
+  }
+  const uuid = options.uuid ?? stored?.uuid ?? newUuid();
+  return {
+    uuid,
+    apiKey: options.apiKey ?? stored?.apiKey ?? newApiKey(),
+    // An unmanaged device runs a local release from the start; a managed one waits for its target.
+    commit: stored ? stored.commit : options.managed ? null : randomBytes(16).toString("hex"),
+    hostConfig: stored?.hostConfig ?? defaultHostConfig(uuid),
+    ...(stored?.cloud && { cloud: stored.cloud }),
+  };
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
+  const version = parseVersion(options.supervisorVersion) as Version;
+  const controller = new AbortController();
+  const { signal } = controller;
+  const { log, managed } = options;
+  let persisted = identity(options, loadPersisted(options.dataDir));
+  savePersisted(options.dataDir, persisted);
+
+  const client = managed && new CloudClient(managed.api);
+  let cloud: CloudCredentials | undefined;
+  if (managed && client) {
+    cloud = await provision(client, persisted.uuid, persisted.cloud, { ...managed, signal, log });
+    persisted = { ...persisted, cloud };
+    savePersisted(options.dataDir, persisted);
+  }
+
+  // The application reaches the supervisor on the loopback when it listens everywhere.
+  const advertisedHost = ["0.0.0.0", "::"].includes(options.host) ? "127.0.0.1" : options.host;
+  let close: () => Promise<void> = async () => {};
+  const device = new Device({
+    dataDir: options.dataDir,
+    persisted,
+    appId: managed ? managed.fleet : options.appId,
+    services: options.services,
+    timings: options.timings,
+    signal,
+    supervisorVersion: options.supervisorVersion,
+    advertisedHost,
+    log,
+    onShutdown: options.onShutdown ?? (() => void close()),
+  });
+
+  const source: TargetSource =
+    client && cloud
+      ? async () => (await client.fetchTarget(device.uuid, (cloud as CloudCredentials).deviceKey)).commit
+      : localTarget(options.dataDir);
+  const poller = new TargetPoller({ source, device, intervalMs: options.pollIntervalMs, signal, log });
+  const reporter =
+    client && cloud && managed
+      ? new StateReporter({
+          client,
+          device,
+          deviceKey: cloud.deviceKey,
+          supervisorAddress: advertisedHost,
+          dataDir: options.dataDir,
+          heartbeatMs: managed.heartbeatMs,
+          signal,
+          log,
+        })
+      : undefined;
+
+  const deps: ApiDeps = {
+    device,
+    checkForUpdate: (force) => poller.poll(force),
+    healthy: () => poller.healthy() && (reporter?.healthy() ?? true),
+  };
+  const server = createApiServer({
+    routes: [...deviceRoutes(deps), ...appRoutes(deps), ...hostConfigRoutes(deps)],
+    version,
+    apiKey: () => device.apiKey,
+    log,
+  });
+  device.port = await listen(server, options.host, options.port);
+  poller.start();
+  reporter?.start();
+
+  const closed = new Promise<void>((resolve) => server.once("close", resolve));
+  close = async () => {
+    if (!signal.aborted) {
+      controller.abort();
+      server.close();
+      server.closeAllConnections();
+    }
+    await closed;
+  };
+  return { uuid: device.uuid, port: device.port, device, close: () => close() };
+}

@@ -1,0 +1,89 @@
+import type { Device } from "../device.ts";
+import { type ApiRequest, failed, isTruthy, json, type Reply, text, toAppId } from "./reply.ts";
+import type { ApiDeps, Route } from "./route.ts";
+
+// The endpoints that act on the application. The device's API key is scoped to its one
+// application, so another app id is refused the way the real supervisor refuses an
+// out-of-scope key; each endpoint has its own wording for that.
+
+const APP_NOT_FOUND =
+  "App not found: an app needs to be installed for this endpoint to work.\n" +
+  "\tIf you've recently moved this device from another app,\n" +
+  "\tplease push an app and wait for it to be installed first.";
+const MULTI_CONTAINER =
+  "serviceName or imageId parameters were not provided or the app is multi-container. " +
+  "Use the v2 service action endpoints.";
+
+function serviceAction(device: Device, action: "stop" | "start") {
+  return async (request: ApiRequest): Promise<Reply> => {
+    const appId = toAppId(request.params.appId);
+    if (appId === null) return text(400, "Invalid app id");
+    if (appId !== device.app.appId) return text(401, "Unauthorized");
+    if (device.app.services === 0) return text(400, APP_NOT_FOUND);
+    if (device.app.services > 1) return text(400, MULTI_CONTAINER);
+    // A stop is refused while the lock is held (423 via the error middleware); a start takes no lock.
+    if (action === "stop") await device.app.stop(isTruthy(request.body.force));
+    else await device.app.start();
+    return json(200, { containerId: device.app.containerId });
+  };
+}
+
+export function appRoutes({ device }: ApiDeps): Route[] {
+  const inScope = (appId: number) => appId === device.app.appId;
+  return [
+    {
+      method: "POST",
+      path: "/v1/restart",
+      feature: "api",
+      handle: async (request) => {
+        const appId = toAppId(request.body.appId);
+        if (appId === null) return text(400, "Missing app id");
+        if (!inScope(appId)) return failed(401, "Unauthorized");
+        await device.app.restart(isTruthy(request.body.force));
+        return text(200, "OK");
+      },
+    },
+    {
+      method: "POST",
+      path: "/v1/purge",
+      feature: "api",
+      handle: async (request) => {
+        const appId = toAppId(request.body.appId);
+        if (appId === null) return text(400, "Invalid or missing appId");
+        if (!inScope(appId)) return failed(401, "Unauthorized");
+        await device.app.purge(isTruthy(request.body.force));
+        return json(200, { Data: "OK", Error: "" });
+      },
+    },
+    { method: "POST", path: "/v1/apps/:appId/stop", feature: "apps", handle: serviceAction(device, "stop") },
+    {
+      method: "POST",
+      path: "/v1/apps/:appId/start",
+      feature: "apps",
+      handle: serviceAction(device, "start"),
+    },
+    {
+      method: "GET",
+      path: "/v1/apps/:appId",
+      feature: "apps",
+      // The real GET checks in this order and words its refusals differently from stop/start.
+      handle: (request) => {
+        const appId = toAppId(request.params.appId);
+        if (appId === null) return text(400, "Missing app id");
+        if (!inScope(appId) || device.app.services === 0) return text(400, "App not found");
+        if (device.app.services > 1) {
+          return text(400, "Some v1 endpoints are only allowed on single-container apps");
+        }
+        return json(200, {
+          appId,
+          commit: device.commit,
+          imageId: device.imageId(),
+          containerId: device.app.containerId,
+          env: device.appEnv(),
+          // A fleetgate addition: a stopped application is otherwise invisible on v1.
+          running: device.app.running,
+        });
+      },
+    },
+  ];
+}

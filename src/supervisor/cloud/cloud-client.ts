@@ -1,0 +1,102 @@
+// The supervisor's only view of the cloud: its HTTP API (the device endpoints of
+// fleetgate's server). Nothing of the cloud's code is imported, by design.
+
+export class CloudError extends Error {
+  constructor(
+    message: string,
+    /** The HTTP status; undefined when the cloud could not be reached. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "CloudError";
+  }
+
+  /** Worth trying again later: the network or the server failed, not our request. */
+  get transient(): boolean {
+    return this.status === undefined || this.status >= 500 || this.status === 429;
+  }
+}
+
+export interface Registration {
+  readonly id: number;
+  readonly uuid: string;
+  /** The device's own cloud key, for its state reports and target polls. */
+  readonly api_key: string;
+}
+
+export interface Target {
+  readonly commit: string | null;
+  readonly appId: number;
+}
+
+/** The state report body; every member is optional on the wire. */
+export type StateReport = Readonly<Record<string, string | number | boolean | null | undefined>>;
+
+const TIMEOUT_MS = 30_000;
+
+export class CloudClient {
+  private readonly api: string;
+
+  constructor(api: string) {
+    this.api = api.replace(/\/+$/, "");
+  }
+
+  /** POST /api-key/application/<fleet>/provisioning with a user's token: the key, a JSON string. */
+  async createProvisioningKey(token: string, fleet: number): Promise<string> {
+    const key = await this.call("POST", `/api-key/application/${fleet}/provisioning`, token, {});
+    if (typeof key !== "string") throw new CloudError("the provisioning key is not a JSON string");
+    return key;
+  }
+
+  async register(
+    provisioningKey: string,
+    body: { application: number; uuid: string; device_type?: string },
+  ): Promise<Registration> {
+    const registration = (await this.call("POST", "/device/register", provisioningKey, body)) as Registration;
+    if (typeof registration?.api_key !== "string" || typeof registration.id !== "number") {
+      throw new CloudError("the registration answer lacks id or api_key");
+    }
+    return registration;
+  }
+
+  async reportState(uuid: string, deviceKey: string, report: StateReport): Promise<void> {
+    await this.call("PATCH", `/device/v2/${uuid}/state`, deviceKey, report);
+  }
+
+  async fetchTarget(uuid: string, deviceKey: string): Promise<Target> {
+    const answer = (await this.call("GET", `/device/v2/${uuid}/state`, deviceKey)) as {
+      target?: Partial<Target>;
+    };
+    const target = answer?.target;
+    if (!target || (target.commit !== null && typeof target.commit !== "string")) {
+      throw new CloudError("the target state lacks target.commit");
+    }
+    return { commit: target.commit, appId: Number(target.appId) };
+  }
+
+  private async call(method: string, path: string, key: string, body?: object): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.api}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body !== undefined && { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+    } catch (error) {
+      throw new CloudError(`${method} ${path}: ${(error as Error).message}`);
+    }
+    const text = await response.text();
+    if (!response.ok) throw new CloudError(`${method} ${path}: ${response.status} ${text}`, response.status);
+    if (text === "") return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      // PATCH answers "OK" as text on some servers; only the GETs and POSTs need JSON.
+      return text;
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  client,
+  removeDir,
+  type SupervisorProcess,
+  tempDir,
+  unmanaged,
+  waitFor,
+} from "./supervisor-process.ts";
+
+// The endpoints that act on the application: /v1/restart, /v1/purge, /v1/apps/:appId
+// (GET, stop, start), with the update lock, `force`, and the single-container rule.
+
+const LOCKED = { status: "failed", message: "Lockfile exists for { appId: 1, service: main }" };
+const APP_NOT_FOUND =
+  "App not found: an app needs to be installed for this endpoint to work.\n" +
+  "\tIf you've recently moved this device from another app,\n" +
+  "\tplease push an app and wait for it to be installed first.";
+const MULTI_CONTAINER =
+  "serviceName or imageId parameters were not provided or the app is multi-container. " +
+  "Use the v2 service action endpoints.";
+
+type App = { appId: number; commit: string; imageId: number; containerId: string; running: boolean };
+
+describe("fleetgate supervisor --unmanaged: application endpoints", () => {
+  const dir = tempDir();
+  let device: SupervisorProcess;
+  let call: ReturnType<typeof client>;
+  const lock = () => writeFileSync(join(dir, "updates.lock"), "");
+  const app = async () => (await call("GET", "/v1/apps/1")).json() as App;
+  const statusesDuring = async (work: Promise<unknown>) => {
+    let finished = false;
+    void work.finally(() => {
+      finished = true;
+    });
+    const seen = await waitFor(
+      async () => ((await call("GET", "/v1/device")).json() as { status: string }).status,
+      () => finished,
+    );
+    await work;
+    return [...new Set(seen)];
+  };
+
+  beforeAll(async () => {
+    device = await unmanaged(dir);
+    call = client(device);
+  });
+  afterEach(() => rmSync(join(dir, "updates.lock"), { force: true }));
+  afterAll(async () => {
+    await device.stop();
+    removeDir(dir);
+  });
+
+  it("GET /v1/apps/:appId: {appId, commit, imageId, containerId, env}", async () => {
+    const answer = await call("GET", "/v1/apps/1");
+    expect(answer.status).toBe(200);
+    const state = (await call("GET", "/v1/device")).json() as { commit: string };
+    expect(answer.json()).toEqual({
+      appId: 1,
+      commit: state.commit,
+      imageId: expect.any(Number),
+      containerId: expect.stringMatching(/^[0-9a-f]{64}$/),
+      env: expect.objectContaining({ PLATFORM_SUPERVISOR_PORT: String(device.port) }),
+      running: true,
+    });
+    expect([(await call("GET", "/v1/apps/abc")).status, (await call("GET", "/v1/apps/abc")).text]).toEqual([
+      400,
+      "Missing app id",
+    ]);
+    const other = await call("GET", "/v1/apps/2");
+    expect([other.status, other.text]).toEqual([400, "App not found"]);
+  });
+
+  it("restarts: 200 OK after Stopping and Starting, with a new container", async () => {
+    const before = await app();
+    let answer: Awaited<ReturnType<typeof call>> | undefined;
+    const statuses = await statusesDuring(
+      call("POST", "/v1/restart", { body: { appId: 1 } }).then((a) => {
+        answer = a;
+      }),
+    );
+    expect([answer?.status, answer?.text]).toEqual([200, "OK"]);
+    expect(statuses).toEqual(expect.arrayContaining(["Stopping", "Starting"]));
+    expect(((await call("GET", "/v1/device")).json() as { status: string }).status).toBe("Idle");
+    expect((await app()).containerId).not.toBe(before.containerId);
+    // The app id may come as digits, as the SDK's proxy calls send it.
+    expect((await call("POST", "/v1/restart", { body: { appId: "1" } })).status).toBe(200);
+  });
+
+  it("refuses a restart without an app id (400), for another app (401 JSON), and while locked (423 JSON)", async () => {
+    for (const body of [{}, { appId: "x" }, { appId: 0 }, undefined]) {
+      const answer = await call("POST", "/v1/restart", { body });
+      expect([answer.status, answer.text]).toEqual([400, "Missing app id"]);
+    }
+    const other = await call("POST", "/v1/restart", { body: { appId: 2 } });
+    expect([other.status, other.json()]).toEqual([401, { status: "failed", message: "Unauthorized" }]);
+    lock();
+    const locked = await call("POST", "/v1/restart", { body: { appId: 1 } });
+    expect([locked.status, locked.json()]).toEqual([423, LOCKED]);
+  });
+
+  it("`force` is on for true, 'true', 1, '1' and 'on' only", async () => {
+    lock();
+    for (const force of [true, "true", 1, "1", "on"]) {
+      expect((await call("POST", "/v1/restart", { body: { appId: 1, force } })).status).toBe(200);
+    }
+    for (const force of [false, "false", 0, "yes", "TRUE", null]) {
+      expect((await call("POST", "/v1/restart", { body: { appId: 1, force } })).status).toBe(423);
+    }
+  });
+
+  it("purges: clears the application's data folder, 200 {Data: OK, Error: ''}", async () => {
+    const folder = join(dir, "apps", "1", "data");
+    mkdirSync(join(folder, "nested"), { recursive: true });
+    writeFileSync(join(folder, "nested", "file.txt"), "data");
+    const answer = await call("POST", "/v1/purge", { body: { appId: 1 } });
+    expect([answer.status, answer.json()]).toEqual([200, { Data: "OK", Error: "" }]);
+    expect(existsSync(join(folder, "nested"))).toBe(false);
+    expect(existsSync(folder)).toBe(true);
+  });
+
+  it("refuses a purge without appId (400 text), for another app (401 JSON), and while locked unless forced", async () => {
+    const missing = await call("POST", "/v1/purge", { body: {} });
+    expect([missing.status, missing.text]).toEqual([400, "Invalid or missing appId"]);
+    const other = await call("POST", "/v1/purge", { body: { appId: 7 } });
+    expect([other.status, other.json()]).toEqual([401, { status: "failed", message: "Unauthorized" }]);
+    lock();
+    const locked = await call("POST", "/v1/purge", { body: { appId: 1 } });
+    expect([locked.status, locked.json()]).toEqual([423, LOCKED]);
+    expect((await call("POST", "/v1/purge", { body: { appId: 1, force: "1" } })).status).toBe(200);
+  });
+
+  it("stops and starts the application: 200 {containerId}, the container kept", async () => {
+    const { containerId } = await app();
+    const stopped = await call("POST", "/v1/apps/1/stop");
+    expect([stopped.status, stopped.json()]).toEqual([200, { containerId }]);
+    expect((await app()).running).toBe(false);
+    const started = await call("POST", "/v1/apps/1/start");
+    expect([started.status, started.json()]).toEqual([200, { containerId }]);
+    expect((await app()).running).toBe(true);
+  });
+
+  it("stop respects the lock unless forced (423 JSON); start takes no lock", async () => {
+    lock();
+    const locked = await call("POST", "/v1/apps/1/stop");
+    expect([locked.status, locked.json()]).toEqual([423, LOCKED]);
+    expect((await app()).running).toBe(true);
+    expect((await call("POST", "/v1/apps/1/stop", { body: { force: "on" } })).status).toBe(200);
+    expect((await call("POST", "/v1/apps/1/start")).status).toBe(200);
+    expect((await app()).running).toBe(true);
+  });
+
+  it("refuses stop/start for a non-numeric app id (400) and for another app (401 text)", async () => {
+    for (const action of ["stop", "start"]) {
+      const invalid = await call("POST", `/v1/apps/abc/${action}`);
+      expect([invalid.status, invalid.text]).toEqual([400, "Invalid app id"]);
+      const other = await call("POST", `/v1/apps/2/${action}`);
+      expect([other.status, other.text]).toEqual([401, "Unauthorized"]);
+    }
+  });
+
+  it("a stop is temporary: a reboot starts the application again", async () => {
+    expect((await call("POST", "/v1/apps/1/stop")).status).toBe(200);
+    expect((await call("POST", "/v1/reboot")).status).toBe(202);
+    await waitFor(app, (a) => a.running);
+  });
+});
+
+describe("fleetgate supervisor --unmanaged: stop survives no restart", () => {
+  it("a supervisor restart starts a stopped application again", async () => {
+    const dir = tempDir();
+    try {
+      const first = await unmanaged(dir);
+      expect((await client(first)("POST", "/v1/apps/1/stop")).status).toBe(200);
+      await first.stop();
+      const second = await unmanaged(dir);
+      const app = (await client(second)("GET", "/v1/apps/1")).json() as App;
+      expect(app.running).toBe(true);
+      await second.stop();
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
+describe("fleetgate supervisor --unmanaged: the v1 app endpoints need one service", () => {
+  const dirs = [tempDir(), tempDir()];
+  let multi: SupervisorProcess;
+  let none: SupervisorProcess;
+  beforeAll(async () => {
+    [multi, none] = await Promise.all([
+      unmanaged(dirs[0] as string, "--services", "2", "--app-id", "5"),
+      unmanaged(dirs[1] as string, "--services", "0"),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([multi.stop(), none.stop()]);
+    for (const dir of dirs) removeDir(dir);
+  });
+
+  it("a multi-container device answers 400 and points at the v2 endpoints", async () => {
+    const call = client(multi);
+    for (const action of ["stop", "start"]) {
+      const answer = await call("POST", `/v1/apps/5/${action}`);
+      expect([answer.status, answer.text]).toEqual([400, MULTI_CONTAINER]);
+    }
+    const get = await call("GET", "/v1/apps/5");
+    expect([get.status, get.text]).toEqual([
+      400,
+      "Some v1 endpoints are only allowed on single-container apps",
+    ]);
+    // Restart and purge act on the whole application and still work.
+    expect((await call("POST", "/v1/restart", { body: { appId: 5 } })).status).toBe(200);
+  });
+
+  it("a device without an installed service answers 400 App not found", async () => {
+    const call = client(none);
+    const stop = await call("POST", "/v1/apps/1/stop");
+    expect([stop.status, stop.text]).toEqual([400, APP_NOT_FOUND]);
+    const get = await call("GET", "/v1/apps/1");
+    expect([get.status, get.text]).toEqual([400, "App not found"]);
+  });
+});

@@ -1,0 +1,83 @@
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  client,
+  removeDir,
+  type SupervisorProcess,
+  tempDir,
+  unmanaged,
+  waitFor,
+} from "./supervisor-process.ts";
+
+// /v1/reboot and /v1/shutdown: 202 {Data: OK, Error: null} once the application has
+// stopped, 423 {Data: "", Error} while the update lock is held, unless forced.
+
+const LOCKED = { Data: "", Error: "Lockfile exists for { appId: 1, service: main }" };
+
+describe("fleetgate supervisor --unmanaged: reboot and shutdown", () => {
+  const dir = tempDir();
+  let device: SupervisorProcess;
+  let call: ReturnType<typeof client>;
+  const status = async () => ((await call("GET", "/v1/device")).json() as { status: string }).status;
+  beforeAll(async () => {
+    // Slow enough steps to see the application down between the 202 and the boot.
+    device = await unmanaged(dir, "--step-ms", "250");
+    call = client(device);
+  });
+  afterAll(async () => {
+    await device.stop();
+    removeDir(dir);
+  });
+
+  it("reboots: 202 after stopping the application, which then starts again", async () => {
+    const { containerId } = (await call("GET", "/v1/apps/1")).json() as { containerId: string };
+    const answer = await call("POST", "/v1/reboot");
+    expect([answer.status, answer.json()]).toEqual([202, { Data: "OK", Error: null }]);
+    const app = async () => (await call("GET", "/v1/apps/1")).json() as { running: boolean };
+    expect((await app()).running).toBe(false);
+    const seen = await waitFor(status, (s) => s === "Starting");
+    await waitFor(app, (a) => a.running);
+    expect(await status()).toBe("Idle");
+    expect(seen).not.toContain("Stopping");
+    // The device came back with the same container: a reboot restarts, it does not recreate.
+    expect((await call("GET", "/v1/apps/1")).json()).toMatchObject({ containerId, running: true });
+  });
+
+  it("refuses to reboot or shut down while the update lock is held: 423 {Data: '', Error}", async () => {
+    writeFileSync(join(dir, "updates.lock"), "");
+    try {
+      for (const path of ["/v1/reboot", "/v1/shutdown"]) {
+        const answer = await call("POST", path, { body: { force: false } });
+        expect([answer.status, answer.json()]).toEqual([423, LOCKED]);
+      }
+      expect(device.child.exitCode).toBeNull();
+      const forced = await call("POST", "/v1/reboot", { body: { force: true } });
+      expect([forced.status, forced.json()]).toEqual([202, { Data: "OK", Error: null }]);
+      await waitFor(status, (s) => s === "Idle");
+    } finally {
+      rmSync(join(dir, "updates.lock"));
+    }
+  });
+
+  it("shuts down: 202, then the device is gone (the process exits 0)", async () => {
+    const answer = await call("POST", "/v1/shutdown");
+    expect([answer.status, answer.json()]).toEqual([202, { Data: "OK", Error: null }]);
+    expect(await device.exited).toBe(0);
+  });
+});
+
+describe("fleetgate supervisor --unmanaged: forced shutdown", () => {
+  it("shuts down under the lock with force", async () => {
+    const dir = tempDir();
+    try {
+      const device = await unmanaged(dir);
+      writeFileSync(join(dir, "updates.lock"), "");
+      const answer = await client(device)("POST", "/v1/shutdown", { body: { force: "true" } });
+      expect([answer.status, answer.json()]).toEqual([202, { Data: "OK", Error: null }]);
+      expect(await device.exited).toBe(0);
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
