@@ -7,6 +7,7 @@ const commands: Record<string, () => Promise<{ run(args: string[]): Promise<void
   org: () => import("./commands/org.ts"),
   catalogue: () => import("./commands/catalogue.ts"),
   supervisor: () => import("./commands/supervisor.ts"),
+  fleet: () => import("./commands/fleet.ts"),
 };
 
 const usage = `Usage: fleetgate <command> [options]
@@ -26,6 +27,8 @@ Commands:
   supervisor --unmanaged [--api-key <key>] [--app-id <id>] [options]
   supervisor --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> [--device-type <slug>] [options]
                   run a simulated device's supervisor (its device API); prints {"uuid","port","apiKey"} once it listens
+  fleet --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> --devices <n> [--json] [options]
+                  run N simulated devices of one fleet in this process (see the README for fault flags)
 `;
 
 const [name, ...args] = process.argv.slice(2);

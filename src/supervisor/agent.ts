@@ -5,7 +5,7 @@ import { appRoutes } from "./api/app-routes.ts";
 import { deviceRoutes } from "./api/device-routes.ts";
 import { hostConfigRoutes } from "./api/host-config-routes.ts";
 import type { ApiDeps } from "./api/route.ts";
-import { createApiServer } from "./api/server.ts";
+import { createApiServer, type Faults } from "./api/server.ts";
 import { CloudClient } from "./cloud/cloud-client.ts";
 import { type CloudCredentials, provision } from "./cloud/provision.ts";
 import { StateReporter } from "./cloud/state-reporter.ts";
@@ -46,6 +46,8 @@ export interface SupervisorOptions {
   /** Absent: unmanaged, no cloud. */
   readonly managed?: ManagedOptions;
   readonly log: (message: string) => void;
+  /** Misbehaviour to inject into the device API (the fleet simulator's fault flags). */
+  readonly faults?: Faults;
   /** What /v1/shutdown ends with; by default the supervisor closes. */
   readonly onShutdown?: () => void;
 }
@@ -145,6 +147,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
     version,
     apiKey: () => device.apiKey,
     log,
+    ...(options.faults ? { faults: options.faults } : {}),
   });
   device.port = await listen(server, options.host, options.port);
   poller.start();

@@ -11,7 +11,15 @@ import { matchRoute, type Route } from "./route.ts";
 
 const BODY_LIMIT = 10 * 1024 * 1024;
 
+/** Injected misbehaviour, for the fleet simulator: answer late, or fail a share of requests. */
+export interface Faults {
+  readonly delayMs: number;
+  /** 0 to 1: the share of requests answered 503 instead. */
+  readonly errorRate: number;
+}
+
 export interface ApiServerOptions {
+  readonly faults?: Faults;
   readonly routes: readonly Route[];
   /** Routes the version lacks do not exist: 404 like any unknown path. */
   readonly version: Version;
@@ -101,8 +109,15 @@ export function createApiServer(options: ApiServerOptions): Server {
     }
   }
 
+  const faults = options.faults;
+  const faulty = async (request: IncomingMessage): Promise<Reply> => {
+    if (faults && faults.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, faults.delayMs));
+    if (faults && Math.random() < faults.errorRate) return failed(503, "Injected fault");
+    return answer(request);
+  };
+
   return createServer((request, response) => {
-    answer(request)
+    faulty(request)
       .then((reply) => send(response, reply))
       .catch((error) => {
         options.log(`request failed: ${(error as Error).stack ?? error}`);
