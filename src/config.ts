@@ -19,6 +19,10 @@ const schema = z.object({
   // A device that reported once and then stays silent this long (seconds) is marked offline.
   DEVICE_OFFLINE_TIMEOUT: z.coerce.number().int().positive().default(90),
   SUPERVISOR_KEY_SECRET: z.string().min(32).optional(),
+  // The proxy: how long one device may take, how many are called at once, which networks it may call.
+  PROXY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  PROXY_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(128),
+  PROXY_ALLOWED_NETWORKS: z.string().optional(),
   // Comma-separated origins allowed to call the API from a browser; unset: any origin.
   CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

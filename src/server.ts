@@ -16,6 +16,8 @@ import { useRequestLog } from "./http/request-log.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
 import { buildVersions } from "./odata/versions/index.ts";
+import { defaultNetworks, NetworkGuard } from "./proxy/network-guard.ts";
+import { proxyRoutes } from "./proxy/routes.ts";
 
 export interface Deps {
   readonly db: Database;
@@ -79,10 +81,24 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     },
     identitiesChanged: () => authenticator.forget(),
   });
+  const keys = new KeyBox(
+    await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),
+  );
+  proxyRoutes(app, {
+    db: deps.db,
+    model: deps.model,
+    keys,
+    guard: new NetworkGuard(
+      deps.config.PROXY_ALLOWED_NETWORKS?.split(",").map((network) => network.trim()) ?? defaultNetworks,
+    ),
+    timeoutMs: deps.config.PROXY_TIMEOUT_MS,
+    concurrency: deps.config.PROXY_CONCURRENCY,
+    requireCaller: (request) => requireCaller(request, authenticator),
+  });
   deviceRoutes(app, {
     db: deps.db,
     model: deps.model,
-    keys: new KeyBox(await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET)),
+    keys,
     requireCaller: (request) => requireCaller(request, authenticator),
     offlineAfterSeconds: deps.config.DEVICE_OFFLINE_TIMEOUT,
   });

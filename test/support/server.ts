@@ -32,9 +32,12 @@ async function testAdminKey(test: TestDatabase): Promise<string> {
 }
 
 /** The real server on a fresh database, listening on a free loopback port. */
-export async function startTestServer(kind: DatabaseKind): Promise<TestServer> {
+export async function startTestServer(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+): Promise<TestServer> {
   const test = await freshDatabase(kind);
-  const config = loadConfig({ LOG_LEVEL: "silent" });
+  const config = loadConfig({ LOG_LEVEL: "silent", ...env });
   const app = await buildServer({ db: test.db, model: buildModel(), config, logger: createLogger("silent") });
   const url = await app.listen({ host: "127.0.0.1", port: 0 });
   const adminKey = await testAdminKey(test);

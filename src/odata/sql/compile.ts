@@ -29,3 +29,18 @@ export function compileWriteTargets(plan: WriteTargetPlan): Statement {
     sql`SELECT ${alias}."id", coalesce((${plan.writable}), false) AS may_write FROM ${ident(plan.table.resource.table)} ${alias} WHERE ${where} ORDER BY ${alias}."id" FOR UPDATE`,
   );
 }
+
+/**
+ * The devices a proxied command targets, with what the proxy needs to reach each one (hidden
+ * columns no API returns) and whether the caller may also change it.
+ */
+export function compileProxyTargets(plan: WriteTargetPlan): Statement {
+  const alias = ident(plan.table.alias);
+  const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
+  return toStatement(
+    sql`SELECT ${alias}."id", ${alias}."uuid", ${alias}."supervisor_version", ${alias}."supervisor_api_address",
+               ${alias}."supervisor_api_port", ${alias}."supervisor_api_key_ciphertext",
+               coalesce((${plan.writable}), false) AS may_write
+          FROM "device" ${alias} WHERE ${where} ORDER BY ${alias}."id"`,
+  );
+}

@@ -1,0 +1,53 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Caller } from "../auth/caller.ts";
+import { permissionsFor } from "../auth/policies.ts";
+import { BadRequest, Unauthorized } from "../errors.ts";
+import { type ProxyContext, type ProxyInput, proxyCommand } from "./core.ts";
+
+export interface ProxyDeps extends Omit<ProxyContext, "permissions" | "actor"> {
+  readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;
+}
+
+/** `POST /supervisor/<path>`: the HTTP shell around proxyCommand. */
+export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
+  app.post("/supervisor/*", async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = await deps.requireCaller(request);
+    // A session token or a user's named key; never a device's or a fleet's key.
+    if (caller.kind !== "user") throw new Unauthorized();
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== "object" || Array.isArray(body))
+      throw new BadRequest("The body must be a JSON object");
+    const path = (request.url.split("?")[0] ?? "").slice("/supervisor".length);
+    const input: ProxyInput = { ...body, path };
+    const results = await proxyCommand(input, {
+      ...deps,
+      permissions: permissionsFor(caller),
+      actor: caller.actor,
+    });
+    if (results.length === 1) {
+      const [only] = results;
+      if (!only) throw new Error("no result");
+      // One device: its answer relayed as it is (or the gateway's word when it could not answer).
+      if (only.error)
+        return reply.code(only.statusCode).type("application/json").send(JSON.stringify(only.error));
+      reply.code(only.statusCode);
+      if (only.body === null) return reply.send();
+      if (typeof only.body === "string") return reply.type(only.contentType ?? "text/plain").send(only.body);
+      return reply.type("application/json").send(JSON.stringify(only.body));
+    }
+    return reply
+      .code(207)
+      .type("application/json")
+      .send(
+        JSON.stringify(
+          results.map(({ deviceId, uuid, statusCode, body: answer, error }) => ({
+            deviceId,
+            uuid,
+            statusCode,
+            body: answer,
+            ...(error ? { error } : {}),
+          })),
+        ),
+      );
+  });
+}

@@ -1,0 +1,291 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedDemo } from "../../src/seed/demo.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
+
+interface Device {
+  uuid: string;
+  port: number;
+  apiKey: string;
+}
+
+function startFleet(args: string[], expected: number): Promise<{ child: ChildProcess; devices: Device[] }> {
+  const child = spawn(process.execPath, [bin, "fleet", ...args, "--json"], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`fleet did not start:\n${stderr.slice(-2000)}`)), 60_000);
+    child.once("exit", (code) => reject(new Error(`fleet exited with ${code}:\n${stderr.slice(-2000)}`)));
+    child.stdout?.on("data", (chunk) => {
+      stdout += chunk;
+      const lines = stdout.split("\n").filter(Boolean);
+      if (lines.length >= expected) {
+        clearTimeout(timer);
+        child.removeAllListeners("exit");
+        resolve({ child, devices: lines.map((line) => JSON.parse(line)) });
+      }
+    });
+  });
+}
+
+describe("the cloud proxy: POST /supervisor/<path>", () => {
+  let server: TestServer;
+  let fleet: { child: ChildProcess; devices: Device[] };
+  let ids: Map<string, number>;
+  const base = mkdtempSync(join(tmpdir(), "fleetgate-proxy-"));
+  beforeAll(async () => {
+    server = await startTestServer("embedded", { PROXY_TIMEOUT_MS: "800" });
+    await seedDemo(server.test.db);
+    // A fleet of its own (application 4), so the demo devices (which never reported) stay out of it.
+    const created = await server.app.inject({
+      method: "POST",
+      url: "/v6/application",
+      payload: { app_name: "proxied", device_type: "raspberrypi4-64", organization: 1 },
+    });
+    const appId = JSON.parse(created.body).id;
+    const key = JSON.parse(
+      (await server.app.inject({ method: "POST", url: `/api-key/application/${appId}/provisioning` })).body,
+    );
+    fleet = await startFleet(
+      [
+        ...["--api", server.url, "--provisioning-key", key, "--fleet", String(appId), "--devices", "4"],
+        ...[
+          "--data-dir",
+          base,
+          "--heartbeat-interval",
+          "1",
+          "--poll-interval",
+          "5",
+          "--download-ms",
+          "50",
+          "--install-ms",
+          "20",
+        ],
+      ],
+      4,
+    );
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const rows = await server.test.db.prisma.device.findMany({
+        where: { belongs_to__application: appId, is_online: true, supervisor_api_port: { not: null } },
+      });
+      if (rows.length === 4) {
+        ids = new Map(rows.map((row) => [row.uuid, row.id]));
+        break;
+      }
+      if (Date.now() > deadline) throw new Error("devices did not report");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }, 120_000);
+  afterAll(async () => {
+    fleet?.child.kill("SIGTERM");
+    await server?.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  const send = (path: string, body: object, headers: Record<string, string> = {}) =>
+    server.app.inject({ method: "POST", url: `/supervisor${path}`, payload: body, headers });
+  const appIdOf = async () =>
+    (await server.test.db.prisma.device.findFirstOrThrow({ where: { id: [...ids.values()][0] } }))
+      .belongs_to__application;
+
+  it("targets one device by uuid and relays its answer as it is (POST by default)", async () => {
+    const [device] = fleet.devices;
+    const response = await send("/v1/blink", { uuid: device?.uuid });
+    expect(response.statusCode).toBe(200);
+    expect(response.body).toBe("OK");
+  });
+
+  it("targets by deviceId, passes method and data through", async () => {
+    const [device] = fleet.devices;
+    const id = ids.get(device?.uuid ?? "");
+    const state = await send("/v1/device", { deviceId: id, method: "GET" });
+    expect(state.statusCode).toBe(200);
+    expect(JSON.parse(state.body)).toMatchObject({ api_port: device?.port, status: "Idle" });
+    const appId = await appIdOf();
+    const restart = await send("/v1/restart", { deviceId: id, data: { appId } });
+    expect(restart.statusCode).toBe(200);
+    expect(restart.body).toBe("OK");
+    const missing = await send("/v1/restart", { deviceId: id, data: {} });
+    expect(missing.statusCode).toBe(400);
+  });
+
+  it("fans out to a whole fleet by appId with 207, and ANDs the keys", async () => {
+    const appId = await appIdOf();
+    const response = await send("/ping", { appId, method: "GET" });
+    expect(response.statusCode).toBe(207);
+    const results = JSON.parse(response.body);
+    expect(results).toHaveLength(4);
+    expect(
+      results.every(
+        (result: { statusCode: number; body: string }) => result.statusCode === 200 && result.body === "OK",
+      ),
+    ).toBe(true);
+    const [device] = fleet.devices;
+    const both = await send("/ping", { appId, uuid: device?.uuid, method: "GET" });
+    expect(both.statusCode).toBe(200);
+    const none = await send("/ping", { appId: appId + 1000, uuid: device?.uuid, method: "GET" });
+    expect(none.statusCode).toBe(404);
+    expect(JSON.parse(none.body)).toBe("No online device(s) found");
+  });
+
+  it("reports a held update lock (423), a slow device (504) and an unreachable one (502) per device", async () => {
+    const [locked, slow, gone] = fleet.devices;
+    writeFileSync(join(base, "0", "updates.lock"), "");
+    const appId = await appIdOf();
+    // A device whose supervisor reports a port nothing listens on, and one whose answer is too slow.
+    await server.test.db.query({
+      text: `UPDATE "device" SET "supervisor_api_port" = 1 WHERE "uuid" = $1::text`,
+      values: [gone?.uuid],
+    });
+    const slowServer = (await import("node:http")).createServer((_request, response) => {
+      setTimeout(() => response.end("late"), 2_000);
+    });
+    await new Promise<void>((resolve) => slowServer.listen(0, "127.0.0.1", resolve));
+    const slowPort = (slowServer.address() as { port: number }).port;
+    await server.test.db.query({
+      text: `UPDATE "device" SET "supervisor_api_port" = $2::int4 WHERE "uuid" = $1::text`,
+      values: [slow?.uuid, slowPort],
+    });
+    try {
+      const response = await send("/v1/reboot", { appId, data: { force: false } });
+      expect(response.statusCode).toBe(207);
+      const byUuid = new Map(
+        JSON.parse(response.body).map((result: { uuid: string }) => [result.uuid, result]),
+      );
+      expect(byUuid.get(locked?.uuid)).toMatchObject({ statusCode: 423 });
+      expect(byUuid.get(slow?.uuid)).toMatchObject({
+        statusCode: 504,
+        error: expect.stringMatching(/No answer within 800 ms/),
+      });
+      expect(byUuid.get(gone?.uuid)).toMatchObject({ statusCode: 502, error: expect.any(String) });
+    } finally {
+      slowServer.close();
+      rmSync(join(base, "0", "updates.lock"), { force: true });
+    }
+  });
+
+  it("skips offline devices, and says which device never told where it listens", async () => {
+    // Demo devices never report: an offline one is not a target, an online one cannot be reached.
+    const offline = await server.test.db.prisma.device.findFirstOrThrow({
+      where: { is_online: false, belongs_to__application: 1 },
+    });
+    const online = await server.test.db.prisma.device.findFirstOrThrow({
+      where: { is_online: true, belongs_to__application: 1 },
+    });
+    expect((await send("/ping", { uuid: offline.uuid, method: "GET" })).statusCode).toBe(404);
+    const unreachable = await send("/ping", { uuid: online.uuid, method: "GET" });
+    expect(unreachable.statusCode).toBe(502);
+    expect(JSON.parse(unreachable.body)).toMatch(/has not reported where its supervisor listens/);
+  });
+
+  it("refuses addresses outside the allowed networks without calling them", async () => {
+    const [, b] = fleet.devices;
+    await server.test.db.query({
+      text: `UPDATE "device" SET "supervisor_api_address" = '8.8.8.8' WHERE "uuid" = $1::text`,
+      values: [b?.uuid],
+    });
+    const guarded = await send("/ping", { uuid: b?.uuid, method: "GET" });
+    expect(guarded.statusCode).toBe(502);
+    expect(JSON.parse(guarded.body)).toMatch(/outside the networks the proxy may call/);
+  });
+
+  it("refuses bad input with a 400 that names it, and device keys with a 401", async () => {
+    expect(JSON.parse((await send("/ping", {})).body)).toBe("At least one filter must be specified");
+    expect((await send("/ping", {})).statusCode).toBe(400);
+    expect(JSON.parse((await send("/ping", { appId: "1" })).body)).toMatch(/'appId' must be an integer/);
+    expect(JSON.parse((await send("/ping", { deviceId: 1.5 })).body)).toMatch(
+      /'deviceId' must be an integer/,
+    );
+    expect(JSON.parse((await send("/ping", { appId: 1, method: "TRACE" })).body)).toMatch(
+      /Unknown method 'TRACE'/,
+    );
+    expect(JSON.parse((await send("/ping", { appId: 1, data: [1] })).body)).toMatch(
+      /'data' must be an object/,
+    );
+    const [device] = fleet.devices;
+    const deviceKeyAnswer = await send(
+      "/ping",
+      { uuid: device?.uuid },
+      { authorization: `Bearer ${device?.apiKey}` },
+    );
+    expect(deviceKeyAnswer.statusCode).toBe(401);
+  });
+
+  it("lets a reader of a fleet ping its devices, refuses their writes (403), hides fleets they cannot see (404)", async () => {
+    const appId = await appIdOf();
+    const [device] = fleet.devices;
+    const made = await server.app.inject({
+      method: "POST",
+      url: "/v6/user",
+      payload: { username: "reader", email: "reader@example.com", password: "reader-password" },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const token = (
+      await server.app.inject({
+        method: "POST",
+        url: "/login_",
+        payload: { username: "reader", password: "reader-password" },
+      })
+    ).body;
+    const asReader = { authorization: `Bearer ${token}` };
+    // Not their organization's fleet, and not public: the devices do not exist for them.
+    expect((await send("/ping", { uuid: device?.uuid, method: "GET" }, asReader)).statusCode).toBe(404);
+    await server.app.inject({
+      method: "PATCH",
+      url: `/v6/application(${appId})`,
+      payload: { is_public: true },
+    });
+    expect((await send("/ping", { uuid: device?.uuid, method: "GET" }, asReader)).statusCode).toBe(200);
+    expect((await send("/v1/blink", { uuid: device?.uuid }, asReader)).statusCode).toBe(403);
+    await server.app.inject({
+      method: "PATCH",
+      url: `/v6/application(${appId})`,
+      payload: { is_public: false },
+    });
+  });
+
+  it("does not call a device whose supervisor predates the endpoint, and says so", async () => {
+    const [, , , old] = fleet.devices;
+    await server.test.db.query({
+      text: `UPDATE "device" SET "supervisor_version" = '1.5.2' WHERE "uuid" = $1::text`,
+      values: [old?.uuid],
+    });
+    const tooOld = await send("/v1/device", { uuid: old?.uuid, method: "GET" });
+    expect(tooOld.statusCode).toBe(501);
+    expect(JSON.parse(tooOld.body)).toBe("Supervisor 1.5.2 predates /v1/device (needs 1.6.0 or later)");
+    // /ping exists since 1.1.0.
+    expect((await send("/ping", { uuid: old?.uuid, method: "GET" })).statusCode).toBe(200);
+  });
+
+  it("records every write command: who, which command, which devices, each result", async () => {
+    const rows = await server.test.db.query<{
+      method: string;
+      path: string;
+      results: { uuid: string; statusCode: number }[];
+    }>({
+      text: `SELECT "method", "path", "results" FROM "supervisor_command" ORDER BY "id"`,
+      values: [],
+    });
+    expect(rows.map((row) => `${row.method} ${row.path}`)).toEqual(
+      expect.arrayContaining(["POST /v1/blink", "POST /v1/restart", "POST /v1/reboot"]),
+    );
+    expect(rows.some((row) => row.path === "/ping")).toBe(false);
+    const audit = await server.app.inject({
+      method: "GET",
+      url: "/v6/supervisor_command?$select=method,path",
+    });
+    expect(JSON.parse(audit.body).d.length).toBe(rows.length);
+  });
+});
