@@ -18,6 +18,10 @@ export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
     if (typeof body !== "object" || Array.isArray(body))
       throw new BadRequest("The body must be a JSON object");
     const path = (request.url.split("?")[0] ?? "").slice("/supervisor".length);
+    // A supervisor path and nothing else: no parent segments, no encoded characters.
+    if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(path) || path.split("/").includes("..")) {
+      throw new BadRequest(`Invalid supervisor path '${path}'`);
+    }
     const input: ProxyInput = { ...body, path };
     const results = await proxyCommand(input, {
       ...deps,
@@ -32,7 +36,8 @@ export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
         return reply.code(only.statusCode).type("application/json").send(JSON.stringify(only.error));
       reply.code(only.statusCode);
       if (only.body === null) return reply.send();
-      if (typeof only.body === "string") return reply.type(only.contentType ?? "text/plain").send(only.body);
+      // Text goes out as plain text whatever the device said, so a device cannot serve HTML from our origin.
+      if (typeof only.body === "string") return reply.type("text/plain; charset=utf-8").send(only.body);
       return reply.type("application/json").send(JSON.stringify(only.body));
     }
     return reply

@@ -214,6 +214,8 @@ describe("the cloud proxy: POST /supervisor/<path>", () => {
     expect(JSON.parse((await send("/ping", { appId: 1, data: [1] })).body)).toMatch(
       /'data' must be an object/,
     );
+    expect(JSON.parse((await send("/v1/%2E%2E/x", { appId: 1 })).body)).toMatch(/Invalid supervisor path/);
+    expect(JSON.parse((await send("/v1/%3Fx", { appId: 1 })).body)).toMatch(/Invalid supervisor path/);
     const [device] = fleet.devices;
     const deviceKeyAnswer = await send(
       "/ping",
