@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -214,7 +215,30 @@ describe("the cloud proxy: POST /supervisor/<path>", () => {
     expect(JSON.parse((await send("/ping", { appId: 1, data: [1] })).body)).toMatch(
       /'data' must be an object/,
     );
-    expect(JSON.parse((await send("/v1/%2E%2E/x", { appId: 1 })).body)).toMatch(/Invalid supervisor path/);
+    // A raw `..` segment, as a raw HTTP client can send it (inject and fetch would normalise it away).
+    const raw = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { port } = new URL(server.url);
+      const outgoing = httpRequest(
+        {
+          host: "127.0.0.1",
+          port: Number(port),
+          path: "/supervisor/v1/../x",
+          method: "POST",
+          headers: { authorization: `Bearer ${server.adminKey}`, "content-type": "application/json" },
+        },
+        (response) => {
+          let body = "";
+          response.on("data", (chunk) => {
+            body += chunk;
+          });
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+        },
+      );
+      outgoing.on("error", reject);
+      outgoing.end(JSON.stringify({ appId: 1 }));
+    });
+    expect(raw.status).toBe(400);
+    expect(JSON.parse(raw.body)).toMatch(/Invalid supervisor path/);
     expect(JSON.parse((await send("/v1/%3Fx", { appId: 1 })).body)).toMatch(/Invalid supervisor path/);
     const [device] = fleet.devices;
     const deviceKeyAnswer = await send(
