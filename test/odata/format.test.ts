@@ -113,12 +113,15 @@ const edmOfScalar: Record<string, string> = {
   Text: "Edm.String",
   Boolean: "Edm.Boolean",
   DateTime: "Edm.DateTimeOffset",
+  // JSON documents travel as strings in CSDL (supervisor_command.data and .results).
+  JSON: "Edm.String",
 };
 const edmOfColumn: Record<string, string> = {
   integer: "Edm.Int32",
   text: "Edm.String",
   boolean: "Edm.Boolean",
   "timestamp with time zone": "Edm.DateTimeOffset",
+  jsonb: "Edm.String",
 };
 
 describe.each(databaseKinds)("response formats on %s", (kind) => {
