@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type BalenaSDK, getSdk } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
+import { type FleetDevice, startFleet } from "../support/fleet.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Acceptance (issue 9): balena-sdk 19.7.3's supervisor actions, sent by a normal member of the
@@ -13,41 +13,6 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 // is checked on the device itself (its own supervisor API and data directory) and in the audit
 // table; every request the SDK sends is logged with the server's answer, and a failing call
 // reports that log, so a failure names the exact request.
-
-const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
-
-interface FleetDevice {
-  uuid: string;
-  port: number;
-  apiKey: string;
-}
-
-function startFleet(
-  args: string[],
-  expected: number,
-): Promise<{ child: ChildProcess; devices: FleetDevice[] }> {
-  const child = spawn(process.execPath, [bin, "fleet", ...args, "--json"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`fleet did not start:\n${stderr.slice(-2000)}`)), 60_000);
-    child.once("exit", (code) => reject(new Error(`fleet exited with ${code}:\n${stderr.slice(-2000)}`)));
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      const lines = stdout.split("\n").filter(Boolean);
-      if (lines.length >= expected) {
-        clearTimeout(timer);
-        child.removeAllListeners("exit");
-        resolve({ child, devices: lines.map((line) => JSON.parse(line)) });
-      }
-    });
-  });
-}
 
 interface Exchange {
   readonly request: string;

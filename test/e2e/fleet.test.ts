@@ -1,55 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
+import { type FleetDevice, startFleet, stopFleet } from "../support/fleet.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-
-const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
-
-interface Device {
-  uuid: string;
-  port: number;
-  apiKey: string;
-}
-
-/** `fleetgate fleet … --json`: resolves with the device lines once `expected` of them arrived. */
-function startFleet(args: string[], expected: number): Promise<{ child: ChildProcess; devices: Device[] }> {
-  const child = spawn(process.execPath, [bin, "fleet", ...args, "--json"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`fleet did not start:\n${stdout}\n${stderr.slice(-2000)}`)),
-      90_000,
-    );
-    child.once("exit", (code) =>
-      reject(new Error(`fleet exited with ${code}:\n${stdout}\n${stderr.slice(-2000)}`)),
-    );
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      const lines = stdout.split("\n").filter(Boolean);
-      if (lines.length >= expected) {
-        clearTimeout(timer);
-        child.removeAllListeners("exit");
-        resolve({ child, devices: lines.map((line) => JSON.parse(line)) });
-      }
-    });
-  });
-}
-
-const stopped = (child: ChildProcess) =>
-  new Promise<number | null>((resolve) => {
-    child.once("exit", resolve);
-    child.kill("SIGTERM");
-  });
 
 describe("fleetgate fleet against the real server", () => {
   let server: TestServer;
@@ -107,7 +62,7 @@ describe("fleetgate fleet against the real server", () => {
         true,
       );
     } finally {
-      expect(await stopped(child)).toBe(0);
+      expect(await stopFleet(child)).toBe(0);
     }
   });
 
@@ -119,7 +74,7 @@ describe("fleetgate fleet against the real server", () => {
       3,
     );
     try {
-      const status = async (device: Device | undefined) =>
+      const status = async (device: FleetDevice | undefined) =>
         (await fetch(`http://127.0.0.1:${device?.port}/v1/device/host-config?apikey=${device?.apiKey}`))
           .status;
       // host-config came in 6.6.0.
@@ -141,7 +96,7 @@ describe("fleetgate fleet against the real server", () => {
         await new Promise((resolve) => setTimeout(resolve, 300));
       }
     } finally {
-      expect(await stopped(child)).toBe(0);
+      expect(await stopFleet(child)).toBe(0);
     }
   });
 
@@ -182,7 +137,7 @@ describe("fleetgate fleet against the real server", () => {
         false,
       ]);
     } finally {
-      expect(await stopped(child)).toBe(0);
+      expect(await stopFleet(child)).toBe(0);
     }
   });
 });

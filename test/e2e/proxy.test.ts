@@ -1,48 +1,16 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
+import { type FleetDevice, startFleet } from "../support/fleet.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-
-const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
-
-interface Device {
-  uuid: string;
-  port: number;
-  apiKey: string;
-}
-
-function startFleet(args: string[], expected: number): Promise<{ child: ChildProcess; devices: Device[] }> {
-  const child = spawn(process.execPath, [bin, "fleet", ...args, "--json"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`fleet did not start:\n${stderr.slice(-2000)}`)), 60_000);
-    child.once("exit", (code) => reject(new Error(`fleet exited with ${code}:\n${stderr.slice(-2000)}`)));
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      const lines = stdout.split("\n").filter(Boolean);
-      if (lines.length >= expected) {
-        clearTimeout(timer);
-        child.removeAllListeners("exit");
-        resolve({ child, devices: lines.map((line) => JSON.parse(line)) });
-      }
-    });
-  });
-}
 
 describe("the cloud proxy: POST /supervisor/<path>", () => {
   let server: TestServer;
-  let fleet: { child: ChildProcess; devices: Device[] };
+  let fleet: { child: ChildProcess; devices: FleetDevice[] };
   let ids: Map<string, number>;
   const base = mkdtempSync(join(tmpdir(), "fleetgate-proxy-"));
   beforeAll(async () => {
