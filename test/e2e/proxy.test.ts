@@ -287,16 +287,19 @@ describe("the cloud proxy: POST /supervisor/<path>", () => {
   });
 
   it("does not call a device whose supervisor predates the endpoint, and says so", async () => {
-    const [, , , old] = fleet.devices;
+    // A demo device: no heartbeat rewrites the version it "reported".
+    const old = await onlineDemoDevice(3);
     await server.test.db.query({
-      text: `UPDATE "device" SET "supervisor_version" = '1.5.2' WHERE "uuid" = $1::text`,
-      values: [old?.uuid],
+      text: `UPDATE "device" SET "supervisor_version" = '1.5.2' WHERE "id" = $1::int4`,
+      values: [old.id],
     });
-    const tooOld = await send("/v1/device", { uuid: old?.uuid, method: "GET" });
+    const tooOld = await send("/v1/device", { uuid: old.uuid, method: "GET" });
     expect(tooOld.statusCode).toBe(501);
     expect(JSON.parse(tooOld.body)).toBe("Supervisor 1.5.2 predates /v1/device (needs 1.6.0 or later)");
-    // /ping exists since 1.1.0.
-    expect((await send("/ping", { uuid: old?.uuid, method: "GET" })).statusCode).toBe(200);
+    // /ping exists since 1.1.0: not refused for its version (this demo device just cannot be reached).
+    const ping = await send("/ping", { uuid: old.uuid, method: "GET" });
+    expect(ping.statusCode).toBe(502);
+    expect(JSON.parse(ping.body)).toMatch(/has not reported where its supervisor listens/);
   });
 
   it("records every write command: who, which command, which devices, each result", async () => {
