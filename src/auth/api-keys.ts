@@ -14,7 +14,9 @@ export interface NewApiKey {
 }
 
 export async function createApiKey(db: Executor, key: NewApiKey): Promise<string> {
-  const secret = randomBytes(24).toString("base64url");
+  // Hex: a key never starts with "-" (which a command line would read as a flag) and is a word
+  // token wherever one is expected (a supervisor's --api-key, an Authorization header).
+  const secret = randomBytes(32).toString("hex");
   await db.query({
     text: `INSERT INTO "api_key" ("is_of__actor", "name", "description", "expiry_date", "key_hash")
            VALUES ($1::int4, $2::text, $3::text, $4::timestamptz, $5::text)`,
