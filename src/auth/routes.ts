@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Database } from "../db/database.ts";
-import { ident, param, sql, toStatement } from "../db/sql.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { createApiKey } from "./api-keys.ts";
 import { type Authenticator, type Caller, credentialOf } from "./caller.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
-import { permissionsFor } from "./policies.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import { issueToken } from "./tokens.ts";
+import { writableRowActor } from "./writable-row.ts";
 
 export interface AuthDeps {
   readonly db: Database;
@@ -70,6 +69,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
   const { db, authenticator, throttle, addressThrottle } = deps;
 
   /** The actor of a fleet or device the caller may write (they may then hold a key for it). */
+  /** The actor of a fleet or device the caller may change (they may then hold a key for it). */
   async function writableActor(
     caller: Caller,
     table: "application" | "device",
@@ -77,19 +77,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
   ): Promise<number> {
     if (typeof id !== "number" || !Number.isSafeInteger(id))
       throw new BadRequest(`'${table}' id must be an integer`);
-    const resource = deps.model.resources.get(table);
-    if (!resource) throw new Error(`no resource ${table}`);
-    const permissions = permissionsFor(caller);
-    const row = ident("target");
-    const [found] = await db.query<{ actor: number; may_write: boolean }>(
-      toStatement(
-        sql`SELECT ${row}."actor", coalesce((${permissions.writable(resource, row)}), false) AS may_write
-            FROM ${ident(table)} ${row} WHERE ${row}."id" = ${param(id, "int4")} AND (${permissions.readable(resource, row)})`,
-      ),
-    );
-    if (!found) throw new NotFound(`No ${table} with id ${id}`);
-    if (!found.may_write) throw new Unauthorized();
-    return found.actor;
+    return writableRowActor(db, deps.model, caller, table, id);
   }
 
   app.post("/login_", async (request, reply) => {

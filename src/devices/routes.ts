@@ -3,9 +3,8 @@ import { z } from "zod";
 import { createApiKey } from "../auth/api-keys.ts";
 import type { Caller } from "../auth/caller.ts";
 import { adminPermissions } from "../auth/permissions.ts";
-import { permissionsFor } from "../auth/policies.ts";
+import { writableRowActor } from "../auth/writable-row.ts";
 import type { Database } from "../db/database.ts";
-import { ident, param, sql, toStatement } from "../db/sql.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { LinkReference } from "../odata/write/values.ts";
@@ -51,16 +50,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
       return;
     }
     if (caller.kind !== "user") throw new Unauthorized();
-    const resource = model.resources.get("application");
-    if (!resource) throw new Error("no application resource");
-    const row = ident("fleet");
-    const permissions = permissionsFor(caller);
-    const [found] = await db.query<{ may_write: boolean }>(
-      toStatement(sql`SELECT coalesce((${permissions.writable(resource, row)}), false) AS may_write
-        FROM "application" ${row} WHERE ${row}."id" = ${param(fleet, "int4")} AND (${permissions.readable(resource, row)})`),
-    );
-    if (!found) throw new NotFound(`No application with id ${fleet}`);
-    if (!found.may_write) throw new Unauthorized();
+    await writableRowActor(db, model, caller, "application", fleet);
   }
 
   app.post("/device/register", async (request, reply) => {

@@ -2,9 +2,10 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BalenaSDK, getSdk } from "balena-sdk";
+import type { BalenaSDK } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
+import { type Exchange, loggedSdk } from "../support/balena-sdk.ts";
 import { type FleetDevice, startFleet } from "../support/fleet.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -13,52 +14,6 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 // is checked on the device itself (its own supervisor API and data directory) and in the audit
 // table; every request the SDK sends is logged with the server's answer, and a failing call
 // reports that log, so a failure names the exact request.
-
-interface Exchange {
-  readonly request: string;
-  response?: string;
-}
-
-const clip = (text: string, max = 600) => (text.length > max ? `${text.slice(0, max)}…` : text);
-
-const describeBody = (body: unknown): string =>
-  body === undefined || body === null || body === ""
-    ? ""
-    : clip(typeof body === "string" ? body : JSON.stringify(body));
-
-/** An SDK on `apiUrl` that keeps its token in memory (never ~/.balena) and logs its requests. */
-function loggedSdk(apiUrl: string): { sdk: BalenaSDK; log: Exchange[] } {
-  const sdk = getSdk({ apiUrl, dataDirectory: false, isBrowser: false, retryRateLimitedRequests: false });
-  const log: Exchange[] = [];
-  const pending: Exchange[] = [];
-  type Options = { method?: string; url?: string; baseUrl?: string; body?: unknown };
-  const sent = (options: Options) => {
-    const url = `${typeof options.baseUrl === "string" && !options.url?.startsWith("http") ? options.baseUrl : ""}${options.url ?? ""}`;
-    const body = describeBody(options.body);
-    return `${options.method ?? "GET"} ${url}${body ? ` ${body}` : ""}`;
-  };
-  sdk.interceptors.push({
-    request(options: Options) {
-      const exchange: Exchange = { request: sent(options) };
-      log.push(exchange);
-      pending.push(exchange);
-      return options;
-    },
-    response(response: { statusCode?: number; status?: number; body?: unknown }) {
-      const exchange = pending.shift();
-      if (exchange)
-        exchange.response = `${response.statusCode ?? response.status} ${describeBody(response.body)}`;
-      return response;
-    },
-    responseError(error: { statusCode?: number; body?: unknown; message?: string }) {
-      const exchange = pending.shift();
-      if (exchange)
-        exchange.response = `${error.statusCode ?? "no status"} ${describeBody(error.body ?? error.message)}`;
-      throw error;
-    },
-  } as never);
-  return { sdk, log };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
