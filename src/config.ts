@@ -23,6 +23,23 @@ const schema = z.object({
   PROXY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   PROXY_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(128),
   PROXY_ALLOWED_NETWORKS: z.string().optional(),
+  // GraphQL at /graphql: the protections, and whether the schema may be explored.
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
+  GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),
+  GRAPHQL_MAX_FIRST: z.coerce.number().int().positive().default(1000),
+  GRAPHQL_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024),
+  GRAPHQL_INTROSPECTION: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((value) => value === "true"),
+  GRAPHQL_GRAPHIQL: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((value) => value === "true"),
   // Comma-separated origins allowed to call the API from a browser; unset: any origin.
   CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),

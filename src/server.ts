@@ -11,6 +11,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import { KeyBox } from "./devices/key-box.ts";
 import { deviceRoutes } from "./devices/routes.ts";
+import { graphqlRoutes } from "./graphql/http.ts";
 import { sendError } from "./http/errors.ts";
 import { useRequestLog } from "./http/request-log.ts";
 import type { Model } from "./model/types.ts";
@@ -84,7 +85,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   const keys = new KeyBox(
     await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),
   );
-  proxyRoutes(app, {
+  const proxy = {
     db: deps.db,
     model: deps.model,
     keys,
@@ -93,7 +94,16 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     ),
     timeoutMs: deps.config.PROXY_TIMEOUT_MS,
     concurrency: deps.config.PROXY_CONCURRENCY,
-    requireCaller: (request) => requireCaller(request, authenticator),
+  };
+  proxyRoutes(app, { ...proxy, requireCaller: (request) => requireCaller(request, authenticator) });
+  graphqlRoutes(app, {
+    db: deps.db,
+    model: deps.model,
+    proxy,
+    identitiesChanged: () => authenticator.forget(),
+    config: deps.config,
+    logger: deps.logger,
+    callerOf: (request) => callerOf(request, authenticator),
   });
   deviceRoutes(app, {
     db: deps.db,

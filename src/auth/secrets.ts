@@ -11,14 +11,16 @@ export async function storedSecret(
   configured: string | undefined,
 ): Promise<string> {
   if (configured) return configured;
+  const select = { text: `SELECT "value" FROM "setting" WHERE "name" = $1::text`, values: [name] };
+  // Every start after the first finds it: one statement.
+  const [stored] = await db.query<{ value: string }>(select);
+  if (stored) return stored.value;
   await db.query({
     text: `INSERT INTO "setting" ("name", "value") VALUES ($1::text, $2::text) ON CONFLICT ("name") DO NOTHING`,
     values: [name, randomBytes(48).toString("base64url")],
   });
-  const [row] = await db.query<{ value: string }>({
-    text: `SELECT "value" FROM "setting" WHERE "name" = $1::text`,
-    values: [name],
-  });
+  // Another process may have stored one first: theirs wins, so every process agrees.
+  const [row] = await db.query<{ value: string }>(select);
   if (!row) throw new Error(`no ${name}`);
   return row.value;
 }

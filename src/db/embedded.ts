@@ -29,14 +29,18 @@ export async function openEmbedded(dataDir: string | undefined): Promise<Databas
   }
   const pglite = await PGlite.create(dataDir);
   await pglite.exec("SET TimeZone = 'UTC'");
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
+  let prisma: PrismaClient | undefined;
   return {
     kind: "embedded",
-    prisma,
+    get prisma() {
+      prisma ??= new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+      return prisma;
+    },
     ...executorOn(pglite),
     transaction: (work) => pglite.transaction((tx) => work(executorOn(tx))),
     async close() {
-      await prisma.$disconnect();
+      await prisma?.$disconnect();
       await pglite.close();
       unlock();
     },

@@ -43,6 +43,7 @@ export function readMigrations(dir = migrationsDir): Migration[] {
  * and returns the names applied. A migration that fails leaves nothing behind.
  */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
+  if (await allApplied(db, migrations)) return [];
   const applied: string[] = [];
   for (const migration of migrations) {
     const didApply = await db.transaction(async (tx) => {
@@ -75,4 +76,23 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
     if (didApply) applied.push(migration.name);
   }
   return applied;
+}
+
+/**
+ * Every start asks this first: one statement, no lock, no transaction. Anything else (no bookkeeping
+ * table yet, a pending or changed migration, an error) takes the full path above, which decides
+ * under the lock and reports a changed migration.
+ */
+async function allApplied(db: Database, migrations: readonly Migration[]): Promise<boolean> {
+  try {
+    const rows = await db.query<{ migration_name: string; checksum: string }>({
+      text: `SELECT migration_name, checksum FROM "_prisma_migrations"
+             WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+      values: [],
+    });
+    const done = new Map(rows.map((row) => [row.migration_name, row.checksum]));
+    return migrations.every((migration) => done.get(migration.name) === migration.checksum);
+  } catch {
+    return false;
+  }
 }

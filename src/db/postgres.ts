@@ -1,14 +1,26 @@
+import "./pg-navigator.ts";
+import pg from "pg";
+import "./pg-navigator-end.ts";
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
-import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type { Database, Executor, Statement } from "./database.ts";
 import { countStatement } from "./statement-count.ts";
 
 // Named prepared statements: PostgreSQL plans each distinct text once per connection.
 // The name is derived from the text, so the same text always reuses its plan.
+// The names of the texts seen lately, so a busy text is not hashed on every request.
+const names = new Map<string, string>();
+const remembered = 1_000;
+
 function statementName(text: string): string {
-  return `fg_${createHash("sha1").update(text).digest("base64url")}`;
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `fg_${createHash("sha1").update(text).digest("base64url")}`;
+    if (names.size >= remembered) names.clear();
+    names.set(text, name);
+  }
+  return name;
 }
 
 function executorOn(client: pg.Pool | pg.PoolClient): Executor {
@@ -46,10 +58,14 @@ export function openPostgres({ url, poolSize }: PostgresOptions): Database {
   });
   // An idle connection that dies (server restart) must not crash the process.
   pool.on("error", () => {});
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
+  let prisma: PrismaClient | undefined;
   return {
     kind: "postgres",
-    prisma,
+    get prisma() {
+      prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
+      return prisma;
+    },
     ...executorOn(pool),
     async transaction(work) {
       const client = await pool.connect();
@@ -66,7 +82,7 @@ export function openPostgres({ url, poolSize }: PostgresOptions): Database {
       }
     },
     async close() {
-      await prisma.$disconnect();
+      await prisma?.$disconnect();
       await pool.end();
     },
   };

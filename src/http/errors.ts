@@ -6,7 +6,8 @@ const UNIQUE_VIOLATION = "23505";
 // Class 22, data exceptions: division by zero, a value out of range. The client's input caused them.
 const DATA_EXCEPTION_CLASS = "22";
 
-function asFleetgateError(error: unknown): FleetgateError | undefined {
+/** The client error behind an error thrown anywhere (database errors the client caused included). */
+export function asFleetgateError(error: unknown): FleetgateError | undefined {
   if (error instanceof FleetgateError) return error;
   const sqlState = (error as { code?: unknown }).code;
   if (sqlState === UNIQUE_VIOLATION) return new Conflict("Unique key constraint violated");

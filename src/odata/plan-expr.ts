@@ -1,5 +1,5 @@
 import { BadRequest } from "../errors.ts";
-import type { ExprType, Planned, TableRef } from "./plan-types.ts";
+import type { ExprType, Join, Planned, TableRef } from "./plan-types.ts";
 import type { Expr, FunctionName, Literal, PathExpr } from "./query.ts";
 import type { Tables } from "./tables.ts";
 
@@ -85,6 +85,48 @@ function expectCategory(expr: Planned, wanted: Category, context: string): void 
   }
 }
 
+type Comparison = Extract<Planned, { kind: "comparison" | "in" }>;
+
+/** `nav/id` where `id` is the column the navigation joins on: the foreign key beside it holds the same value. */
+function foreignKeyOf(expr: Planned): { local: Planned; join: Join } | undefined {
+  if (expr.kind !== "toOne" || expr.value.kind !== "column") return undefined;
+  const { join, value } = expr;
+  const field = join.parent.resource.fields.get(join.navigation.localColumn);
+  if (value.table !== join.child || value.field.name !== join.navigation.remoteColumn || !field)
+    return undefined;
+  return { local: { kind: "column", type: field.type, table: join.parent, field }, join };
+}
+
+const nonNull = (expr: Planned) => expr.kind === "literal" && expr.literal.kind !== "null";
+
+/**
+ * `belongs_to__application/id eq 5` compares the foreign key (which an index covers) and checks
+ * that the row it names is one the caller may see: the same rows as reading the id through the
+ * join, without a subquery per row. Only for non-null values: `nav/id eq null` also holds when the
+ * linked row is hidden, which the foreign key cannot tell.
+ */
+function byForeignKey(expr: Comparison): Planned {
+  const key =
+    expr.kind === "in"
+      ? foreignKeyOf(expr.operand)
+      : (nonNull(expr.right) && foreignKeyOf(expr.left)) || (nonNull(expr.left) && foreignKeyOf(expr.right));
+  if (!key) return expr;
+  const rewritten: Planned =
+    expr.kind === "in"
+      ? { ...expr, operand: key.local }
+      : expr.left.kind === "toOne"
+        ? { ...expr, left: key.local }
+        : { ...expr, right: key.local };
+  const visible: Planned = {
+    kind: "lambda",
+    type: "Boolean",
+    quantifier: "any",
+    join: key.join,
+    body: { kind: "literal", type: "Boolean", literal: { kind: "boolean", value: true } },
+  };
+  return { kind: "logical", type: "Boolean", op: "and", operands: [rewritten, visible] };
+}
+
 /** Resolves names in a filter (or order) expression and checks every operand's type. */
 export class ExprPlanner {
   constructor(private readonly tables: Tables) {}
@@ -119,7 +161,7 @@ export class ExprPlanner {
             `Cannot compare ${describe(left)} (${left.type}) with ${describe(right)} (${right.type})`,
           );
         }
-        return { kind: "comparison", type: "Boolean", op: expr.op, left, right };
+        return byForeignKey({ kind: "comparison", type: "Boolean", op: expr.op, left, right });
       }
       case "logical":
         return {
@@ -151,7 +193,7 @@ export class ExprPlanner {
             );
           }
         }
-        return { kind: "in", type: "Boolean", operand, values: expr.values };
+        return byForeignKey({ kind: "in", type: "Boolean", operand, values: expr.values });
       }
       case "call": {
         const signature = signatures[expr.name];

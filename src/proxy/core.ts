@@ -20,6 +20,11 @@ export interface ProxyInput {
   readonly deviceId?: unknown;
   readonly appId?: unknown;
   readonly data?: unknown;
+  /**
+   * The command addresses each device's own fleet (the supervisor's app): `:appId` in the path and
+   * `appId` in the data become the fleet id of the device it is sent to.
+   */
+  readonly appScoped?: boolean;
 }
 
 export interface DeviceResult {
@@ -47,6 +52,7 @@ export interface ProxyContext {
 interface TargetRow {
   id: number;
   uuid: string;
+  belongs_to__application: number;
   supervisor_version: string | null;
   supervisor_api_address: string | null;
   supervisor_api_port: number | null;
@@ -98,6 +104,11 @@ export async function proxyCommand(input: ProxyInput, context: ProxyContext): Pr
   const method = input.method === undefined ? "POST" : String(input.method).toUpperCase();
   if (!(methods as readonly string[]).includes(method))
     throw new BadRequest(`Unknown method '${String(input.method)}'`);
+  // A supervisor path and nothing else: no parent segments, no encoded characters.
+  const path = input.appScoped ? input.path.replace(":appId", "0") : input.path;
+  if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(path) || path.split("/").includes("..")) {
+    throw new BadRequest(`Invalid supervisor path '${input.path}'`);
+  }
   const data = input.data;
   if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) {
     throw new BadRequest("'data' must be an object");
@@ -135,15 +146,18 @@ export async function proxyCommand(input: ProxyInput, context: ProxyContext): Pr
     return undefined;
   });
   const callable = rows.filter((_row, index) => results[index] === undefined);
-  const calls: DeviceCall[] = callable.map((row) => ({
-    address: row.supervisor_api_address as string,
-    port: row.supervisor_api_port as number,
-    apiKey: context.keys.unseal(row.supervisor_api_key_ciphertext as string),
-  }));
+  const calls: DeviceCall[] = callable.map((row) => {
+    const appId = row.belongs_to__application;
+    return {
+      address: row.supervisor_api_address as string,
+      port: row.supervisor_api_port as number,
+      apiKey: context.keys.unseal(row.supervisor_api_key_ciphertext as string),
+      path: input.appScoped ? input.path.replace(":appId", String(appId)) : input.path,
+      data: input.appScoped ? { ...(data as object | undefined), appId } : (data as object | undefined),
+    };
+  });
   const outcomes = await fanOut(calls, {
     method,
-    path: input.path,
-    data: data as object | undefined,
     timeoutMs: context.timeoutMs,
     concurrency: context.concurrency,
   });

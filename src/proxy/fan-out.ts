@@ -4,6 +4,9 @@ export interface DeviceCall {
   readonly address: string;
   readonly port: number;
   readonly apiKey: string;
+  /** The supervisor path, starting with `/`. */
+  readonly path: string;
+  readonly data: object | undefined;
 }
 
 export interface CallOutcome {
@@ -15,9 +18,6 @@ export interface CallOutcome {
 
 export interface FanOutOptions {
   readonly method: string;
-  /** The supervisor path, starting with `/`. */
-  readonly path: string;
-  readonly data: object | undefined;
   readonly timeoutMs: number;
   readonly concurrency: number;
 }
@@ -32,9 +32,9 @@ const BAD_GATEWAY = 502;
 
 function call(target: DeviceCall, options: FanOutOptions): Promise<CallOutcome> {
   const body =
-    options.data === undefined || ["GET", "HEAD"].includes(options.method)
+    target.data === undefined || ["GET", "HEAD"].includes(options.method)
       ? undefined
-      : JSON.stringify(options.data);
+      : JSON.stringify(target.data);
   return new Promise((resolve) => {
     const outgoing = request(
       {
@@ -42,7 +42,7 @@ function call(target: DeviceCall, options: FanOutOptions): Promise<CallOutcome> 
         host: target.address,
         port: target.port,
         method: options.method,
-        path: `${options.path}?apikey=${encodeURIComponent(target.apiKey)}`,
+        path: `${target.path}?apikey=${encodeURIComponent(target.apiKey)}`,
         headers:
           body === undefined
             ? {}

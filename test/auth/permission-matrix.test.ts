@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { buildMatrixWorld, DEVICE_TYPE, type World, whoIs } from "./matrix-build.ts";
 import {
   type ActorName,
   actorNames,
@@ -15,7 +15,6 @@ import {
   type Table,
   tableOf,
   tableRows,
-  type Who,
 } from "./matrix-world.ts";
 
 // Issue 5's permission matrix: every resource × action × kind of caller, against a world built through
@@ -67,35 +66,6 @@ interface Reply {
 }
 
 const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
-const ADMIN_ID = 1_000_000;
-const DEVICE_TYPE = "raspberrypi4-64";
-
-/** The ids of the world, all made through the API. */
-interface World {
-  readonly users: { alice: number; bob: number; carol: number; demo: number };
-  readonly orgs: { a: number; b: number; alice: number; bob: number; demo: number };
-  readonly fleets: {
-    a1: number;
-    a2: number;
-    b1: number;
-    b2: number;
-    demoPrivate: number;
-    demoPublic: number;
-  };
-  readonly devices: {
-    a1: number;
-    a1b: number;
-    a2: number;
-    b1: number;
-    b2: number;
-    demoPrivate: number;
-    demoPublic: number;
-  };
-  readonly keys: { device: number; fleet: number; bob: number };
-  readonly creds: { alice: string; bob: string; device: string; fleet: string };
-  /** The greatest id of each table before the world was built: the demo data (and the test admin). */
-  readonly baseline: Record<Table, number>;
-}
 
 // Filters that reach from a row into the other organization, by a to-one path or any().
 interface FilterSpec {
@@ -298,159 +268,11 @@ describe.each(databaseKinds)("the permission matrix on %s", (kind) => {
 
   const lastId = async (table: Table) => (await tableRows(prisma(), table)).at(-1)?.id ?? 0;
 
-  function whoIs(actor: ActorName, state: State): Who {
-    switch (actor) {
-      case "admin":
-        return { kind: "user", userId: ADMIN_ID, actor: ADMIN_ID, admin: true };
-      case "alice":
-      case "bob": {
-        const user = state.user.find((u) => u.id === world.users[actor]);
-        return { kind: "user", userId: world.users[actor], actor: user?.actor as number, admin: false };
-      }
-      case "device":
-        return { kind: "device", deviceId: world.devices.a1, appId: world.fleets.a1 };
-      case "fleet":
-        return { kind: "fleet", appId: world.fleets.a1 };
-      case "none":
-        return { kind: "none" };
-    }
-  }
-
-  const oracle = (actor: ActorName, state: State) => new Oracle(state, whoIs(actor, state));
-
-  async function buildWorld(): Promise<World> {
-    await seedDemo(server.test.db);
-    const baseline = {} as Record<Table, number>;
-    for (const table of [
-      "application",
-      "device",
-      "release",
-      "device_tag",
-      "device_environment_variable",
-    ] as const)
-      baseline[table] = await lastId(table);
-    for (const table of [
-      "application_environment_variable",
-      "organization",
-      "organization_membership",
-      "user",
-      "api_key",
-    ] as const)
-      baseline[table] = await lastId(table);
-
-    const user = (username: string) =>
-      created("user", { username, email: `${username}@example.com`, password: `password-${username}` });
-    const users = {
-      alice: await user("alice"),
-      bob: await user("bob"),
-      carol: await user("carol"),
-      demo: (await prisma().user.findUniqueOrThrow({ where: { username: "demo" } })).id,
-    };
-    const handle = async (h: string) =>
-      (await prisma().organization.findUniqueOrThrow({ where: { handle: h } })).id;
-    const orgs = {
-      a: await created("organization", { name: "Organization A", handle: "org-a" }),
-      b: await created("organization", { name: "Organization B", handle: "org-b" }),
-      alice: await handle("alice"),
-      bob: await handle("bob"),
-      demo: await handle("demo"),
-    };
-    // alice belongs to A without owning it (she owns her personal organization); bob owns B.
-    await created("organization_membership", {
-      user: users.alice,
-      is_member_of__organization: orgs.a,
-      role: "member",
-    });
-    await created("organization_membership", {
-      user: users.bob,
-      is_member_of__organization: orgs.b,
-      role: "owner",
-    });
-
-    const fleet = (app_name: string, organization: number, is_public = false) =>
-      created("application", { app_name, device_type: DEVICE_TYPE, organization, is_public });
-    const demoFleet = async (slug: string) =>
-      (await prisma().application.findUniqueOrThrow({ where: { slug } })).id;
-    const fleets = {
-      a1: await fleet("a1", orgs.a),
-      a2: await fleet("a2", orgs.a),
-      b1: await fleet("b1", orgs.b),
-      b2: await fleet("b2-public", orgs.b, true),
-      demoPrivate: await demoFleet("demo/smart-lights"),
-      demoPublic: await demoFleet("demo/kiosks"),
-    };
-    const device = (device_name: string, fleetId: number) =>
-      created("device", { belongs_to__application: fleetId, device_name });
-    const firstDevice = async (fleetId: number) =>
-      (
-        await prisma().device.findFirstOrThrow({
-          where: { belongs_to__application: fleetId },
-          orderBy: { id: "asc" },
-        })
-      ).id;
-    const devices = {
-      a1: await device("a1-dev", fleets.a1),
-      a1b: await device("a1-dev-b", fleets.a1),
-      a2: await device("a2-dev", fleets.a2),
-      b1: await device("b1-dev", fleets.b1),
-      b2: await device("b2-dev", fleets.b2),
-      demoPrivate: await firstDevice(fleets.demoPrivate),
-      demoPublic: await firstDevice(fleets.demoPublic),
-    };
-    for (const [name, id] of Object.entries(fleets).slice(0, 4)) {
-      await created("release", { belongs_to__application: id, commit: `commit-${name}`, status: "success" });
-      await created("application_environment_variable", { application: id, name: "FLEET_VAR", value: name });
-    }
-    for (const [name, id] of Object.entries(devices)) {
-      await created("device_tag", { device: id, tag_key: "where", value: name });
-      await created("device_environment_variable", { device: id, name: "DEVICE_VAR", value: name });
-    }
-
-    // Credentials: a session token for alice, a full user key for bob, a device key (made by the admin)
-    // and a provisioning key (made by alice, who may write the fleet).
-    const login = async (username: string) =>
-      text("none", "/login_", { username, password: `password-${username}` });
-    const alice = await login("alice");
-    const bobToken = await login("bob");
-    const bobKey = await call(
-      "none",
-      "POST",
-      "/api-key/user/full",
-      { name: "bob's key" },
-      {
-        authorization: `Bearer ${bobToken}`,
-      },
-    );
-    expect(bobKey.status, bobKey.raw).toBe(200);
-    const bob = bobKey.body as string;
-    const bobKeyId = await lastId("api_key");
-    const deviceKey = await text("admin", `/api-key/device/${devices.a1}/device-key`);
-    const deviceKeyId = await lastId("api_key");
-    const fleetKeyReply = await call(
-      "none",
-      "POST",
-      `/api-key/application/${fleets.a1}/provisioning`,
-      {},
-      {
-        authorization: `Bearer ${alice}`,
-      },
-    );
-    expect(fleetKeyReply.status, fleetKeyReply.raw).toBe(200);
-    const fleetKeyId = await lastId("api_key");
-    return {
-      users,
-      orgs,
-      fleets,
-      devices,
-      keys: { device: deviceKeyId, fleet: fleetKeyId, bob: bobKeyId },
-      creds: { alice, bob, device: deviceKey, fleet: fleetKeyReply.body as string },
-      baseline,
-    };
-  }
+  const oracle = (actor: ActorName, state: State) => new Oracle(state, whoIs(world, actor, state));
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    world = await buildWorld();
+    world = await buildMatrixWorld(server);
     built = await loadState(prisma());
   }, 180_000);
   afterAll(() => server.close());

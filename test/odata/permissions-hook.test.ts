@@ -70,4 +70,17 @@ describe.each(databaseKinds)("the row predicate on %s", (kind) => {
     const tenVisible = await get("/application?$select=id&$filter=owns__device/$count eq 10");
     expect(tenVisible.map((a: { id: number }) => a.id)).toEqual([1, 3]);
   });
+
+  it("reads a key through a to-one path by its foreign key, yet only when the linked row is visible", async () => {
+    // The foreign key alone names the hidden fleet; through the path the fleet does not exist.
+    expect(await get("/device/$count?$filter=belongs_to__application eq 2")).toBe(10);
+    expect(await get("/device?$select=id&$filter=belongs_to__application/id eq 2")).toEqual([]);
+    expect(await get("/device?$select=id&$filter=belongs_to__application/id in (2)")).toEqual([]);
+    expect(await get("/device/$count?$filter=belongs_to__application/id ne 2")).toBe(20);
+    expect(await get("/device/$count?$filter=2 eq belongs_to__application/id")).toBe(0);
+    // `eq null` is about the path, not the key: the hidden fleet reads as null.
+    expect(await get("/device/$count?$filter=belongs_to__application/id eq null")).toBe(10);
+    const visible: { id: number }[] = await get("/device?$select=id&$filter=belongs_to__application/id eq 1");
+    expect(visible.map((d) => d.id)).toEqual([2, 4, 6, 8, 10, 12, 14, 16, 18, 20]);
+  });
 });

@@ -38,7 +38,7 @@ export function compileProxyTargets(plan: WriteTargetPlan): Statement {
   const alias = ident(plan.table.alias);
   const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
   return toStatement(
-    sql`SELECT ${alias}."id", ${alias}."uuid", ${alias}."supervisor_version", ${alias}."supervisor_api_address",
+    sql`SELECT ${alias}."id", ${alias}."uuid", ${alias}."belongs_to__application", ${alias}."supervisor_version", ${alias}."supervisor_api_address",
                ${alias}."supervisor_api_port", ${alias}."supervisor_api_key_ciphertext",
                coalesce((${plan.writable}), false) AS may_write
           FROM "device" ${alias} WHERE ${where} ORDER BY ${alias}."id"`,

@@ -77,6 +77,9 @@ export function rowsJson(
   parent: Join | undefined,
   shape: "array" | "single",
 ): Fragment {
+  if (parent?.navigation.cardinality === "one" && select.top === undefined && select.skip === undefined) {
+    return toOneJson(select, format, parent, shape);
+  }
   const alias = ident(select.table.alias);
   const rows = rowsOf(select, parent);
   const keys = select.orderBy.map((term, i) => ({ name: ident(`__k${i}`), term }));
@@ -99,6 +102,18 @@ export function rowsJson(
       ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
       : sql`to_json(o)`;
   return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias} CROSS JOIN LATERAL ${lateral}`;
+}
+
+/**
+ * A to-one expansion is at most one row, found by its key: no paging subquery, no ordering, no
+ * aggregate. It is read once per parent row, so this matters.
+ */
+function toOneJson(select: SelectPlan, format: Format, parent: Join, shape: "array" | "single"): Fragment {
+  const rows = rowsOf(select, parent);
+  const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
+  const value = shape === "array" ? sql`json_build_array(to_json(o))` : sql`to_json(o)`;
+  const row = sql`SELECT ${value} FROM ${rows.from} CROSS JOIN LATERAL ${lateral} WHERE ${rows.where}`;
+  return shape === "array" ? sql`SELECT coalesce((${row}), '[]'::json)` : row;
 }
 
 export { countOf };

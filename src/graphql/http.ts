@@ -1,0 +1,66 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import type { Caller } from "../auth/caller.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/database.ts";
+import { asFleetgateError } from "../http/errors.ts";
+import type { Model } from "../model/types.ts";
+import type { GraphQLCore } from "./context.ts";
+
+export interface GraphQLDeps {
+  readonly db: Database;
+  readonly model: Model;
+  readonly proxy: GraphQLCore["proxy"];
+  readonly identitiesChanged: () => void;
+  readonly config: Config;
+  readonly logger: Logger;
+  /** The request's caller, if its credential is valid (resolved before the handler, cached). */
+  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+}
+
+// After this long listening, GraphQL is loaded in the background.
+const WARM_UP_AFTER_MS = 1_000;
+
+/**
+ * GraphQL at `/graphql` (POST, and GET for queries and GraphiQL) on the API's own server. Yoga,
+ * Pothos and the generated schema take longer to load than the rest of the server together, so
+ * they load on the first request (or shortly after start), not before the server can answer.
+ */
+export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
+  let server: Promise<ReturnType<typeof import("./yoga.ts").createGraphQLServer>> | undefined;
+  const load = () => {
+    server ??= import("./yoga.ts").then(({ createGraphQLServer }) => createGraphQLServer(deps));
+    return server;
+  };
+  app.addHook("onListen", async () => {
+    setTimeout(() => void load(), WARM_UP_AFTER_MS).unref();
+  });
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const yoga = await load();
+    const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
+    response.headers.forEach((value, key) => {
+      reply.header(key, value);
+    });
+    return reply.code(response.status).send(await response.text());
+  };
+  // Fastify parses the JSON body within this limit (counting bytes as they arrive) and yoga takes
+  // the parsed body as it is, so the size check costs nothing more per request.
+  app.route({
+    method: ["GET", "POST"],
+    url: "/graphql",
+    bodyLimit: deps.config.GRAPHQL_MAX_BODY_BYTES,
+    handler,
+    // A body too large or not JSON never reaches yoga: answer in GraphQL's shape all the same.
+    errorHandler: (error, _request, reply) => {
+      const known = asFleetgateError(error);
+      if (!known) throw error;
+      reply
+        .code(known.status)
+        .type("application/json")
+        .send(
+          JSON.stringify({ errors: [{ message: known.message, extensions: { code: "BAD_USER_INPUT" } }] }),
+        );
+    },
+  });
+}

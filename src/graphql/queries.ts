@@ -1,0 +1,72 @@
+import type { Resource } from "../model/types.ts";
+import type { Builder, Row } from "./builder.ts";
+import { camelCase, plural } from "./names.ts";
+import { type InputRef, type ObjectRefs, scalarOf } from "./objects.ts";
+import { keyOf, readCount, readList, readOne, selectOne } from "./read.ts";
+import type { ListArguments } from "./selection.ts";
+import type { GraphQLModel, ObjectSpec } from "./types.ts";
+
+/** The arguments that name one row: each field of each key of the resource, all optional. */
+export function keyArguments(builder: Builder, spec: ObjectSpec, resource: Resource) {
+  const keyFields = new Set(resource.keys.flat());
+  return builder.args((t) =>
+    Object.fromEntries(
+      [...spec.members]
+        .flatMap(([name, member]) =>
+          (member.kind === "field" || member.kind === "link") && keyFields.has(member.field.name)
+            ? [[name, member.kind === "link" ? "Int" : scalarOf[member.field.type]] as const]
+            : [],
+        )
+        .map(([name, type]) => [name, t.field({ type: type as "Int" })]),
+    ),
+  );
+}
+
+export function listArguments(builder: Builder, refs: ObjectRefs, spec: ObjectSpec) {
+  return builder.args((t) => ({
+    where: t.field({ type: refs.wheres.get(spec.name) as InputRef }),
+    orderBy: t.field({
+      type: [refs.orderBys.get(spec.name) as InputRef],
+      required: { list: false, items: true },
+    }),
+    first: t.int({ description: "At most this many rows (default and maximum: GRAPHQL_MAX_FIRST)" }),
+    offset: t.int({ description: "Skip this many rows first" }),
+  }));
+}
+
+/** `device(id, uuid)`, `devices(where, orderBy, first, offset)` and `devicesCount(where)` for each resource. */
+export function queryFields(builder: Builder, graph: GraphQLModel, refs: ObjectRefs): void {
+  for (const resource of graph.model.resources.values()) {
+    const spec = graph.objectOf(resource.name);
+    const type = refs.objects.get(spec.name) as never;
+    const single = camelCase(resource.name);
+    const many = camelCase(plural(resource.name));
+    builder.queryFields((t) => ({
+      [single]: t.field({
+        type,
+        nullable: true,
+        description: `One ${spec.name} by a key; null when there is none the caller can see`,
+        args: keyArguments(builder, spec, resource),
+        resolve: (_root, args, context, info) =>
+          readOne(
+            context,
+            resource.name,
+            keyOf(spec, resource.keys, args as Row),
+            selectOne(context, spec, info),
+          ) as never,
+      }),
+      [many]: t.field({
+        type: [type],
+        args: listArguments(builder, refs, spec),
+        resolve: (_root, args, context, info) =>
+          readList(context, resource.name, spec, args as ListArguments, info) as never,
+      }),
+      [`${many}Count`]: t.field({
+        type: "Int",
+        args: { where: t.arg({ type: refs.wheres.get(spec.name) as never }) },
+        resolve: (_root, args, context) =>
+          readCount(context, resource.name, spec, args.where as ListArguments["where"]),
+      }),
+    }));
+  }
+}

@@ -1,0 +1,91 @@
+import type { GraphQLResolveInfo } from "graphql";
+import { BadRequest } from "../errors.ts";
+import { planRead } from "../odata/plan.ts";
+import type { Key, Literal, ODataQuery, QueryOptions } from "../odata/query.ts";
+import { compileRead } from "../odata/sql/compile.ts";
+import type { Row } from "./builder.ts";
+import { access, type GraphQLContext } from "./context.ts";
+import type { ListArguments } from "./selection.ts";
+import type { ObjectSpec } from "./types.ts";
+
+// Every root field is one read plan and one SQL statement, whatever its selection below.
+
+async function run(context: GraphQLContext, query: ODataQuery) {
+  const { core } = context;
+  const plan = planRead(query, { model: core.model, permissions: access(context).permissions, format: "v4" });
+  const [row] = await core.db.query<{ body?: string; count?: number }>(compileRead(plan));
+  return row;
+}
+
+export async function readList(
+  context: GraphQLContext,
+  resource: string,
+  spec: ObjectSpec,
+  args: ListArguments,
+  info: GraphQLResolveInfo,
+): Promise<Row[]> {
+  const { selection } = context.core;
+  const options = selection.options(spec, info.fieldNodes, info, args);
+  selection.charge(context.cost, options, options.top ?? 1);
+  const row = await run(context, { resource, count: false, options });
+  return JSON.parse(row?.body ?? "[]") as Row[];
+}
+
+/** What a single-row field selects, charged to the request (before a mutation writes anything). */
+export function selectOne(context: GraphQLContext, spec: ObjectSpec, info: GraphQLResolveInfo): QueryOptions {
+  const { selection } = context.core;
+  const options = selection.selection(spec, info.fieldNodes, info);
+  selection.charge(context.cost, options, 1);
+  return options;
+}
+
+/** One row by a key (`id`, or another unique field), or null when the caller cannot see it. */
+export async function readOne(
+  context: GraphQLContext,
+  resource: string,
+  key: Key,
+  options: QueryOptions,
+): Promise<Row | null> {
+  const row = await run(context, { resource, key, count: false, options });
+  const [found] = JSON.parse(row?.body ?? "[]") as Row[];
+  return found ?? null;
+}
+
+export async function readCount(
+  context: GraphQLContext,
+  resource: string,
+  spec: ObjectSpec,
+  where: ListArguments["where"],
+): Promise<number> {
+  const { filter } = context.core.selection.listOptions(spec, { where });
+  const row = await run(context, { resource, count: true, options: filter ? { filter } : {} });
+  return row?.count ?? 0;
+}
+
+/** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */
+export function keyOf(spec: ObjectSpec, resourceKeys: readonly (readonly string[])[], args: Row): Key {
+  const given = Object.entries(args).filter(([, value]) => value !== undefined && value !== null);
+  const names = new Map<string, string>();
+  for (const [name, member] of spec.members) {
+    if (member.kind === "field" || member.kind === "link") names.set(name, member.field.name);
+  }
+  const fields = given.map(([name]) => names.get(name) as string);
+  const isKey = resourceKeys.some(
+    (key) => key.length === fields.length && key.every((f) => fields.includes(f)),
+  );
+  if (!isKey) {
+    const keys = resourceKeys.map((key) =>
+      key.map((f) => [...names].find(([, n]) => n === f)?.[0]).join(" + "),
+    );
+    throw new BadRequest(`Give exactly one key of ${spec.name}: ${keys.join(", or ")}`);
+  }
+  const values = given.map(([name, value]) => [names.get(name) as string, literalOf(value)] as const);
+  return { kind: "fields", values };
+}
+
+function literalOf(value: unknown): Literal {
+  if (typeof value === "number") return { kind: "number", value };
+  if (typeof value === "boolean") return { kind: "boolean", value };
+  if (value instanceof Date) return { kind: "datetime", value };
+  return { kind: "text", value: String(value) };
+}

@@ -1,0 +1,22 @@
+import type { GraphQLSchema } from "graphql";
+import type { Model } from "../model/types.ts";
+import { createBuilder } from "./builder.ts";
+import { mutationFields } from "./mutations.ts";
+import { type ObjectRef, objectTypes } from "./objects.ts";
+import { queryFields } from "./queries.ts";
+import { supervisorFields } from "./supervisor.ts";
+import { GraphQLModel } from "./types.ts";
+
+/** The whole GraphQL schema, generated from the model registry. */
+export function buildSchema(graph: GraphQLModel): GraphQLSchema {
+  const builder = createBuilder();
+  const refs = objectTypes(builder, graph);
+  queryFields(builder, graph, refs);
+  mutationFields(builder, graph, refs);
+  supervisorFields(builder, refs.objects.get("Device") as ObjectRef);
+  return builder.toSchema();
+}
+
+export function schemaOf(model: Model): GraphQLSchema {
+  return buildSchema(new GraphQLModel(model));
+}

@@ -1,0 +1,240 @@
+import {
+  type FieldNode,
+  type FragmentDefinitionNode,
+  GraphQLIncludeDirective,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  GraphQLSkipDirective,
+  getArgumentValues,
+  getDirectiveValues,
+  Kind,
+  type SelectionSetNode,
+} from "graphql";
+import { BadRequest } from "../errors.ts";
+import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../odata/query.ts";
+import type { GraphQLModel, Member, ObjectSpec } from "./types.ts";
+import { type WhereInput, WhereTranslator } from "./where.ts";
+
+/** What a resolver knows of the operation, enough to read the selection below a field. */
+export interface Operation {
+  readonly schema: GraphQLSchema;
+  readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>;
+  readonly variableValues: Readonly<Record<string, unknown>>;
+}
+
+/** What one request has been charged so far (see SelectionPlanner.charge). */
+export interface RequestCost {
+  rows: number;
+}
+
+/** The arguments of a list field: `where`, `orderBy`, `first`, `offset`. */
+export interface ListArguments {
+  readonly where?: WhereInput | null;
+  readonly orderBy?: readonly Readonly<Record<string, unknown>>[] | null;
+  readonly first?: number | null;
+  readonly offset?: number | null;
+}
+
+/** The key a relation's value is sent under in the row JSON: its response key, apart from fields' names. */
+export const relationKey = (responseKey: string): string => `$${responseKey}`;
+
+/**
+ * A selection set → OData query options, so a GraphQL field becomes the same plan as a `$select`
+ * and `$expand` request: scalar fields are selected under their GraphQL names, relations are
+ * expanded (with their own arguments) under their response keys, `…Count` fields are `$count`
+ * expansions. The database answers with JSON in the shape GraphQL resolves from.
+ */
+export class SelectionPlanner {
+  constructor(
+    private readonly graph: GraphQLModel,
+    private readonly maxFirst: number,
+    private readonly maxCost: number,
+  ) {}
+
+  /**
+   * The cost limit: the most rows a request could read, each list counting its `first` (from a
+   * literal, a variable, or the default) times its parents', summed over its root fields. A static
+   * cost from the document alone cannot see `first` from variables.
+   */
+  charge(cost: RequestCost, options: QueryOptions, rows: number): void {
+    cost.rows += rowBound(options, rows);
+    if (cost.rows > this.maxCost) {
+      throw new BadRequest(
+        `This query could read up to ${cost.rows} rows, more than the limit of ${this.maxCost}; give its lists a smaller \`first\``,
+      );
+    }
+  }
+
+  options(
+    spec: ObjectSpec,
+    nodes: readonly FieldNode[],
+    operation: Operation,
+    args: ListArguments,
+  ): QueryOptions {
+    const where = new WhereTranslator(this.graph);
+    return { ...this.selection(spec, nodes, operation), ...this.listOptions(spec, args, where) };
+  }
+
+  /** `first`, `offset`, `orderBy` and `where` as `$top`, `$skip`, `$orderby` and `$filter`. */
+  listOptions(spec: ObjectSpec, args: ListArguments, where = new WhereTranslator(this.graph)): QueryOptions {
+    const first = args.first ?? undefined;
+    const offset = args.offset ?? undefined;
+    if (first !== undefined && (first < 0 || first > this.maxFirst))
+      throw new BadRequest(`first must be between 0 and ${this.maxFirst}`);
+    if (offset !== undefined && offset < 0) throw new BadRequest("offset cannot be negative");
+    const filter = where.filter(spec, args.where);
+    const orderby = args.orderBy
+      ? args.orderBy.map((item, i) => this.order(spec, item, [], `orderBy[${i}]`))
+      : [];
+    return {
+      top: first ?? this.maxFirst,
+      ...(offset !== undefined ? { skip: offset } : {}),
+      ...(filter ? { filter } : {}),
+      ...(orderby.length > 0 ? { orderby } : {}),
+    };
+  }
+
+  /** Only the selection (to-one relations and single rows take no list arguments). */
+  selection(spec: ObjectSpec, nodes: readonly FieldNode[], operation: Operation): QueryOptions {
+    const type = operation.schema.getType(spec.name) as GraphQLObjectType;
+    const select: SelectItem[] = [];
+    const expand: ExpandItem[] = [];
+    const selected = new Set<string>();
+    for (const [responseKey, fields] of collectFields(nodes, operation)) {
+      const node = fields[0] as FieldNode;
+      const name = node.name.value;
+      if (name === "__typename") continue;
+      const member = spec.members.get(name);
+      if (!member) throw new Error(`${spec.name}.${name} has no member`);
+      if (member.kind === "field" || member.kind === "link") {
+        if (!selected.has(name)) select.push({ path: [member.field.name], as: name });
+        selected.add(name);
+        continue;
+      }
+      const definition = type.getFields()[name];
+      if (!definition) throw new Error(`${spec.name}.${name} is not in the schema`);
+      const args = getArgumentValues(definition, node, operation.variableValues) as ListArguments;
+      expand.push(this.expansion(member, responseKey, fields, operation, args));
+    }
+    // A row must have at least one column; `id` costs nothing.
+    if (select.length === 0 && expand.length === 0) select.push({ path: ["id"], as: "id" });
+    return { select, expand };
+  }
+
+  private expansion(
+    member: Exclude<Member, { kind: "field" | "link" }>,
+    responseKey: string,
+    fields: readonly FieldNode[],
+    operation: Operation,
+    args: ListArguments,
+  ): ExpandItem {
+    const target = this.graph.objectOf(member.target);
+    const base = { name: member.navigation.name, as: relationKey(responseKey) };
+    switch (member.kind) {
+      case "toOne":
+        return { ...base, count: false, options: this.selection(target, subfields(fields), operation) };
+      case "toMany":
+        return {
+          ...base,
+          count: false,
+          options: {
+            ...this.selection(target, subfields(fields), operation),
+            ...this.listOptions(target, args),
+          },
+        };
+      case "count": {
+        const filter = new WhereTranslator(this.graph).filter(target, args.where);
+        return { ...base, count: true, options: filter ? { filter } : {} };
+      }
+    }
+  }
+
+  /** `{deviceName: DESC}` or, through a to-one relation, `{belongsToApplication: {appName: ASC}}`. */
+  private order(
+    spec: ObjectSpec,
+    item: Readonly<Record<string, unknown>>,
+    prefix: string[],
+    at: string,
+  ): OrderItem {
+    const entries = Object.entries(item).filter(([, value]) => value !== undefined && value !== null);
+    const [entry, ...more] = entries;
+    if (!entry || more.length > 0) throw new BadRequest(`${at} must name exactly one field`);
+    const [name, value] = entry;
+    const member = spec.members.get(name);
+    if (member?.kind === "toOne") {
+      const target = this.graph.objectOf(member.target);
+      return this.order(
+        target,
+        value as Record<string, unknown>,
+        [...prefix, member.navigation.name],
+        `${at}.${name}`,
+      );
+    }
+    if (member?.kind !== "field" && member?.kind !== "link")
+      throw new BadRequest(`Cannot order by ${at}.${name}`);
+    return {
+      path: { kind: "path", segments: [...prefix, member.field.name] },
+      direction: value === "DESC" ? "desc" : "asc",
+    };
+  }
+}
+
+/**
+ * `rows` rows of a list and the rows of the lists below them: each reads its `$top` per parent row.
+ * A to-one relation is a lookup beside its parent row, not a list of its own.
+ */
+function rowBound(options: QueryOptions, rows: number): number {
+  return (options.expand ?? []).reduce((total, item) => {
+    if (item.count) return total;
+    const top = item.options.top;
+    return (
+      total + (top === undefined ? rowBound(item.options, rows) - rows : rowBound(item.options, rows * top))
+    );
+  }, rows);
+}
+
+function subfields(fields: readonly FieldNode[]): FieldNode[] {
+  return fields.flatMap((field) => (field.selectionSet ? [field] : []));
+}
+
+function included(node: { directives?: readonly unknown[] }, operation: Operation): boolean {
+  if (!node.directives?.length) return true;
+  const skip = getDirectiveValues(GraphQLSkipDirective, node as FieldNode, operation.variableValues);
+  if (skip?.if === true) return false;
+  const include = getDirectiveValues(GraphQLIncludeDirective, node as FieldNode, operation.variableValues);
+  return include?.if !== false;
+}
+
+/**
+ * The fields below `nodes`, grouped by response key, through fragments and `@skip`/`@include`
+ * (as graphql-js collects them; every resource type is a concrete object type, so a fragment's
+ * type condition always matches once validation passed).
+ */
+function collectFields(nodes: readonly FieldNode[], operation: Operation): Map<string, FieldNode[]> {
+  const fields = new Map<string, FieldNode[]>();
+  const visited = new Set<string>();
+  const visit = (selectionSet: SelectionSetNode | undefined) => {
+    for (const selection of selectionSet?.selections ?? []) {
+      if (!included(selection, operation)) continue;
+      switch (selection.kind) {
+        case Kind.FIELD: {
+          const key = selection.alias?.value ?? selection.name.value;
+          fields.set(key, [...(fields.get(key) ?? []), selection]);
+          break;
+        }
+        case Kind.INLINE_FRAGMENT:
+          visit(selection.selectionSet);
+          break;
+        case Kind.FRAGMENT_SPREAD: {
+          const name = selection.name.value;
+          if (visited.has(name)) break;
+          visited.add(name);
+          visit(operation.fragments[name]?.selectionSet);
+          break;
+        }
+      }
+    }
+  };
+  for (const node of nodes) visit(node.selectionSet);
+  return fields;
+}

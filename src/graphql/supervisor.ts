@@ -1,0 +1,210 @@
+import { Forbidden } from "../errors.ts";
+import { type DeviceResult, type ProxyInput, proxyCommand } from "../proxy/core.ts";
+import type { Builder, Row } from "./builder.ts";
+import { access, type GraphQLContext } from "./context.ts";
+import type { ObjectRef } from "./objects.ts";
+
+// Remote control: each field is one call of the proxy's core function (the same one behind
+// POST /supervisor/<path>), so targeting, permissions, version gating and the audit are shared.
+
+interface Command {
+  readonly path: string;
+  readonly method: "GET" | "POST" | "PATCH";
+  readonly description: string;
+  /** Takes `force` (override the update lock). */
+  readonly force?: boolean;
+  /** Addresses the device's own fleet (see ProxyInput.appScoped). */
+  readonly appScoped?: boolean;
+}
+
+const mutations: Record<string, Command> = {
+  supervisorBlink: {
+    path: "/v1/blink",
+    method: "POST",
+    description: "Blink the device's identification LED",
+  },
+  supervisorUpdate: {
+    path: "/v1/update",
+    method: "POST",
+    force: true,
+    description: "Check for and apply the fleet's target release now",
+  },
+  supervisorReboot: { path: "/v1/reboot", method: "POST", force: true, description: "Reboot the device" },
+  supervisorShutdown: {
+    path: "/v1/shutdown",
+    method: "POST",
+    force: true,
+    description: "Shut the device down",
+  },
+  supervisorPurge: {
+    path: "/v1/purge",
+    method: "POST",
+    appScoped: true,
+    description: "Clear the application's data on the device",
+  },
+  supervisorRestart: {
+    path: "/v1/restart",
+    method: "POST",
+    appScoped: true,
+    description: "Restart the application's services",
+  },
+  supervisorRegenerateApiKey: {
+    path: "/v1/regenerate-api-key",
+    method: "POST",
+    description: "Give the supervisor a new API key (the cloud learns it from the next state report)",
+  },
+  supervisorStopApp: {
+    path: "/v1/apps/:appId/stop",
+    method: "POST",
+    force: true,
+    appScoped: true,
+    description: "Stop the application",
+  },
+  supervisorStartApp: {
+    path: "/v1/apps/:appId/start",
+    method: "POST",
+    appScoped: true,
+    description: "Start the application",
+  },
+};
+
+const queries: Record<string, Command> = {
+  supervisorPing: { path: "/ping", method: "GET", description: "Whether the supervisor answers" },
+  supervisorDeviceState: {
+    path: "/v1/device",
+    method: "GET",
+    description: "The device's state as its supervisor reports it",
+  },
+  supervisorHostConfig: {
+    path: "/v1/device/host-config",
+    method: "GET",
+    description: "The host configuration",
+  },
+  supervisorApp: {
+    path: "/v1/apps/:appId",
+    method: "GET",
+    appScoped: true,
+    description: "The application on the device",
+  },
+  supervisorHealthy: { path: "/v1/healthy", method: "GET", description: "Whether the supervisor is healthy" },
+};
+
+async function command(
+  context: GraphQLContext,
+  target: Row,
+  input: Omit<ProxyInput, "uuid" | "deviceId" | "appId">,
+) {
+  const { caller, permissions, actor } = access(context);
+  // A user's session or named key; never a device's or a fleet's key (as POST /supervisor/<path>).
+  if (caller.kind !== "user") throw new Forbidden("Only users may send commands to devices");
+  const results = await proxyCommand(
+    {
+      ...input,
+      uuid: target.uuid ?? undefined,
+      deviceId: target.deviceId ?? undefined,
+      appId: target.appId ?? undefined,
+    },
+    { ...context.core.proxy, permissions, actor },
+  );
+  const succeeded = results.filter((result) => result.ok).length;
+  return { targets: results.length, succeeded, failed: results.length - succeeded, results };
+}
+
+export function supervisorFields(builder: Builder, device: ObjectRef): void {
+  const target = builder.inputType("SupervisorTarget", {
+    description: "The devices a command goes to: the fields given are ANDed; offline devices are left out",
+    fields: (t) => ({
+      uuid: t.string(),
+      deviceId: t.int(),
+      appId: t.int({ description: "Every device of this fleet" }),
+    }),
+  });
+  const deviceResult = builder.objectRef<DeviceResult>("SupervisorDeviceResult").implement({
+    description:
+      "One device's answer (or the gateway's: 502 unreachable, 504 timed out, 501 supervisor too old)",
+    fields: (t) => ({
+      deviceId: t.exposeInt("deviceId"),
+      uuid: t.exposeString("uuid"),
+      statusCode: t.exposeInt("statusCode"),
+      ok: t.exposeBoolean("ok"),
+      body: t.field({ type: "JSON", nullable: true, resolve: (result) => result.body }),
+      error: t.string({ nullable: true, resolve: (result) => result.error ?? null }),
+      device: t.field({
+        type: device,
+        nullable: true,
+        description: "The device, as the caller may read it (looked up in one batch for all results)",
+        resolve: (result, _args, context, info) =>
+          context.loaders.load(context, "device", result.deviceId, info) as never,
+      }),
+    }),
+  });
+  const result = builder
+    .objectRef<{ targets: number; succeeded: number; failed: number; results: DeviceResult[] }>(
+      "SupervisorResult",
+    )
+    .implement({
+      description: "A command's outcome over every targeted device",
+      fields: (t) => ({
+        targets: t.exposeInt("targets"),
+        succeeded: t.exposeInt("succeeded"),
+        failed: t.exposeInt("failed"),
+        results: t.field({ type: [deviceResult], resolve: (outcome) => outcome.results }),
+      }),
+    });
+
+  const fieldsOf = (commands: Record<string, Command>, add: typeof builder.mutationField) => {
+    for (const [name, spec] of Object.entries(commands)) {
+      add(name, (t) =>
+        t.field({
+          type: result,
+          description: `${spec.description} (${spec.method} ${spec.path})`,
+          args: {
+            target: t.arg({ type: target, required: true }),
+            ...(spec.force ? { force: t.arg.boolean({ description: "Override the update lock" }) } : {}),
+          },
+          resolve: (_root, args, context) =>
+            command(context, args.target, {
+              path: spec.path,
+              method: spec.method,
+              ...(spec.force ? { data: { force: (args as { force?: boolean | null }).force === true } } : {}),
+              ...(spec.appScoped ? { appScoped: true } : {}),
+            }),
+        }),
+      );
+    }
+  };
+  fieldsOf(mutations, builder.mutationField.bind(builder));
+  // Reads are query fields; their builder differs from the mutation one only in its root type.
+  fieldsOf(queries, builder.queryField.bind(builder) as unknown as typeof builder.mutationField);
+
+  builder.mutationField("supervisorSetHostConfig", (t) =>
+    t.field({
+      type: result,
+      description: "Change the host configuration (PATCH /v1/device/host-config)",
+      args: {
+        target: t.arg({ type: target, required: true }),
+        config: t.arg({ type: "JSON", required: true }),
+      },
+      resolve: (_root, args, context) =>
+        command(context, args.target, { path: "/v1/device/host-config", method: "PATCH", data: args.config }),
+    }),
+  );
+  builder.mutationField("supervisorRequest", (t) =>
+    t.field({
+      type: result,
+      description: "Any supervisor endpoint: POST /supervisor/<path> as a mutation",
+      args: {
+        target: t.arg({ type: target, required: true }),
+        path: t.arg.string({ required: true, description: "The supervisor path, e.g. /v1/device" }),
+        method: t.arg.string({ description: "GET, POST, PUT, PATCH, DELETE or HEAD (default POST)" }),
+        data: t.arg({ type: "JSON" }),
+      },
+      resolve: (_root, args, context) =>
+        command(context, args.target, {
+          path: args.path,
+          ...(args.method ? { method: args.method } : {}),
+          ...(args.data !== undefined && args.data !== null ? { data: args.data } : {}),
+        }),
+    }),
+  );
+}

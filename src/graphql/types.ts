@@ -1,0 +1,69 @@
+import type { Field, Model, Navigation, Resource } from "../model/types.ts";
+import { camelCase, pascalCase } from "./names.ts";
+
+/** What one field of a GraphQL object type reads, in the OData model's terms. */
+export type Member =
+  | { readonly kind: "field"; readonly field: Field }
+  /** A foreign key's bare id: `belongsToApplicationId`. */
+  | { readonly kind: "link"; readonly field: Field }
+  | { readonly kind: "toOne"; readonly navigation: Navigation; readonly target: string }
+  | { readonly kind: "toMany"; readonly navigation: Navigation; readonly target: string }
+  /** The `…Count` twin of a to-many relation. */
+  | { readonly kind: "count"; readonly navigation: Navigation; readonly target: string };
+
+/** One GraphQL object type: a table, shown through the resource of the same name. */
+export interface ObjectSpec {
+  readonly name: string;
+  readonly resource: Resource;
+  readonly members: ReadonlyMap<string, Member>;
+}
+
+/**
+ * The GraphQL view of the registry: one object type per table (an alias resource such as
+ * `my_application` shares its table's type), members in camelCase. Built once; the schema, the
+ * selection planner and the `where` translator all read it, so they cannot disagree.
+ */
+export class GraphQLModel {
+  readonly objects = new Map<string, ObjectSpec>();
+
+  constructor(readonly model: Model) {
+    for (const resource of model.resources.values()) {
+      if (resource.name !== resource.table) continue;
+      this.objects.set(resource.table, {
+        name: pascalCase(resource.table),
+        resource,
+        members: members(resource),
+      });
+    }
+  }
+
+  /** The object type of a resource (an alias resource answers with its table's type). */
+  objectOf(resourceName: string): ObjectSpec {
+    const resource = this.model.resources.get(resourceName);
+    const spec = resource && this.objects.get(resource.table);
+    if (!spec) throw new Error(`No GraphQL type for resource '${resourceName}'`);
+    return spec;
+  }
+}
+
+function members(resource: Resource): Map<string, Member> {
+  const result = new Map<string, Member>();
+  const add = (name: string, member: Member) => {
+    if (result.has(name)) throw new Error(`Two members of ${resource.name} are named '${name}' in GraphQL`);
+    result.set(name, member);
+  };
+  for (const field of resource.fields.values()) {
+    if (field.link) add(`${camelCase(field.name)}Id`, { kind: "link", field });
+    else add(camelCase(field.name), { kind: "field", field });
+  }
+  for (const navigation of resource.navigations.values()) {
+    const target = navigation.target;
+    const name = camelCase(navigation.name);
+    if (navigation.cardinality === "one") add(name, { kind: "toOne", navigation, target });
+    else {
+      add(name, { kind: "toMany", navigation, target });
+      add(`${name}Count`, { kind: "count", navigation, target });
+    }
+  }
+  return result;
+}
