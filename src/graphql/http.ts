@@ -6,6 +6,7 @@ import type { Database } from "../db/database.ts";
 import { asFleetgateError } from "../http/errors.ts";
 import type { Model } from "../model/types.ts";
 import type { GraphQLCore } from "./context.ts";
+import type { GraphQLHandler } from "./yoga.ts";
 
 export interface GraphQLDeps {
   readonly db: Database;
@@ -27,7 +28,7 @@ const WARM_UP_AFTER_MS = 1_000;
  * they load on the first request (or shortly after start), not before the server can answer.
  */
 export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
-  let server: Promise<ReturnType<typeof import("./yoga.ts").createGraphQLServer>> | undefined;
+  let server: Promise<GraphQLHandler> | undefined;
   const load = () => {
     server ??= import("./yoga.ts").then(({ createGraphQLServer }) => createGraphQLServer(deps));
     return server;
@@ -36,14 +37,7 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
     setTimeout(() => void load(), WARM_UP_AFTER_MS).unref();
   });
 
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const yoga = await load();
-    const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-    response.headers.forEach((value, key) => {
-      reply.header(key, value);
-    });
-    return reply.code(response.status).send(await response.text());
-  };
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => (await load())(request, reply);
   // Fastify parses the JSON body within this limit (counting bytes as they arrive) and yoga takes
   // the parsed body as it is, so the size check costs nothing more per request.
   app.route({
