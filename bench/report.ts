@@ -1,0 +1,236 @@
+import type { LoadResult } from "./load.ts";
+
+type Status = "ok" | "failures" | "unavailable" | "skipped";
+
+/** A throughput workload (W1, W2, W4): fleetgate against the baseline under the same load. */
+export interface LoadRow {
+  readonly id: string;
+  readonly group: string;
+  readonly title: string;
+  readonly status: Status;
+  readonly note?: string;
+  readonly fleetgate?: LoadResult;
+  readonly baseline?: LoadResult;
+  /** fleetgate req/s ÷ baseline req/s. */
+  readonly ratio?: number;
+  readonly statements?: number;
+  /** Both servers answered the probes with the same JSON (parsed and compared). */
+  readonly sameJson?: boolean;
+}
+
+export interface Latency {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuUsPerRequest: number;
+}
+
+/** A serial-latency workload (W3, W5): fleetgate's time against the raw one. */
+export interface LatencyRow {
+  readonly id: string;
+  readonly group: string;
+  readonly title: string;
+  readonly status: Status;
+  readonly note?: string;
+  readonly fleetgate?: Latency;
+  readonly baseline?: Latency;
+  /** fleetgate median ÷ raw median. */
+  readonly ratio?: number;
+  readonly statements?: number;
+}
+
+export interface ColdStart {
+  /** Spawn to first 200 on /ping, median of the starts. */
+  readonly postgresMs: number;
+  readonly postgresRuns: readonly number[];
+  /** The embedded database's first start includes initdb and every migration. */
+  readonly embeddedFirstMs: number;
+  readonly embeddedWarmMs: number;
+  readonly embeddedWarmRuns: readonly number[];
+}
+
+export interface Memory {
+  readonly afterReadsMiB: number;
+  /** After every load workload, the proxy's fan-out to the largest fleet included. */
+  readonly afterAllMiB: number;
+  readonly baselineMiB: number;
+}
+
+export interface Machine {
+  readonly cpus: number;
+  readonly cpuModel: string;
+  readonly memoryGiB: number;
+  readonly node: string;
+  readonly postgres: string;
+  readonly host: string;
+}
+
+export interface TargetResult {
+  readonly target: string;
+  readonly measured: string;
+  /** null: not measured in this run (unavailable or skipped). */
+  readonly pass: boolean | null;
+}
+
+export interface RunResult {
+  readonly date: string;
+  readonly mode: "quick" | "full";
+  readonly machine: Machine;
+  readonly settings: Record<string, unknown>;
+  readonly data: { fleets: number; devicesPerFleet: number; generated: boolean; generateSeconds: number };
+  readonly loads: readonly LoadRow[];
+  readonly latencies: readonly LatencyRow[];
+  readonly coldStart?: ColdStart;
+  readonly memory?: Memory;
+  readonly targets: readonly TargetResult[];
+  readonly seconds: number;
+}
+
+export const targets = { W1: 0.6, W2: 0.6, W4: 0.5, W3: 1.3, W5: 1.3, W6Ms: 600, W7MiB: 150 } as const;
+
+/** The measured column of a target: each row's value, or "skipped" when no row ran. */
+function listed<Row extends { id: string; status: string }>(
+  rows: readonly Row[],
+  value: (row: Row) => string,
+) {
+  return rows.length ? rows.map((row) => `${row.id} ${value(row)}`).join(", ") : "skipped";
+}
+
+const ratio = (value: number | undefined) => (value === undefined ? "–" : `${value.toFixed(2)}×`);
+
+function atLeast(rows: readonly LoadRow[], group: "W1" | "W2" | "W4", minimum: number): TargetResult {
+  const measured = rows.filter((row) => row.group === group);
+  const done = measured.filter((row) => row.ratio !== undefined);
+  return {
+    target: `${group} ≥ ${minimum}× baseline throughput`,
+    measured: listed(measured, (row) => (row.ratio === undefined ? row.status : ratio(row.ratio))),
+    pass:
+      done.length === 0
+        ? null
+        : done.length === measured.length && done.every((row) => (row.ratio as number) >= minimum),
+  };
+}
+
+function oneStatement(rows: readonly LoadRow[], groups: readonly string[], what: string): TargetResult {
+  const measured = rows.filter((row) => groups.includes(row.group));
+  const done = measured.filter((row) => row.statements !== undefined);
+  return {
+    target: `exactly 1 SQL statement per ${what}`,
+    measured: listed(measured, (row) => String(row.statements ?? row.status)),
+    pass:
+      done.length === 0 ? null : done.length === measured.length && done.every((row) => row.statements === 1),
+  };
+}
+
+function atMost(
+  rows: readonly LatencyRow[],
+  group: "W3" | "W5",
+  maximum: number,
+  what: string,
+): TargetResult {
+  const measured = rows.filter((row) => row.group === group);
+  const done = measured.filter((row) => row.ratio !== undefined);
+  return {
+    target: `${group} ≤ ${maximum}× ${what}`,
+    measured: listed(measured, (row) => (row.ratio === undefined ? row.status : ratio(row.ratio))),
+    pass:
+      done.length === 0
+        ? null
+        : done.length === measured.length && done.every((row) => (row.ratio as number) <= maximum),
+  };
+}
+
+export function evaluate(result: Omit<RunResult, "targets">): TargetResult[] {
+  const { loads, latencies, coldStart, memory } = result;
+  return [
+    atLeast(loads, "W1", targets.W1),
+    atLeast(loads, "W2", targets.W2),
+    atLeast(loads, "W4", targets.W4),
+    oneStatement(loads, ["W1", "W2"], "OData GET"),
+    oneStatement(loads, ["W4"], "GraphQL root field"),
+    atMost(latencies, "W3", targets.W3, "raw UPDATE latency"),
+    atMost(latencies, "W5", targets.W5, "raw fan-out time, at every N"),
+    {
+      target: `W6 cold start ≤ ${targets.W6Ms} ms on PostgreSQL`,
+      measured: coldStart ? `${coldStart.postgresMs.toFixed(0)} ms` : "skipped",
+      pass: coldStart ? coldStart.postgresMs <= targets.W6Ms : null,
+    },
+    {
+      target: `W7 resident memory ≤ ${targets.W7MiB} MiB after load`,
+      measured: memory ? `${memory.afterAllMiB.toFixed(0)} MiB` : "skipped",
+      pass: memory ? memory.afterAllMiB <= targets.W7MiB : null,
+    },
+  ];
+}
+
+const n0 = (value: number | undefined) => (value === undefined ? "–" : value.toFixed(0));
+const n1 = (value: number | undefined) => (value === undefined ? "–" : value.toFixed(1));
+const verdict = (pass: boolean | null) => (pass === null ? "not measured" : pass ? "**pass**" : "**FAIL**");
+
+function loadTable(rows: readonly LoadRow[]): string[] {
+  const lines = [
+    "| workload | fleetgate req/s | p50 ms | p99 ms | CPU µs/req | SQL/req | baseline req/s | p50 ms | p99 ms | CPU µs/req | ratio |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const row of rows) {
+    const f = row.fleetgate;
+    const b = row.baseline;
+    const note =
+      row.status === "ok"
+        ? row.sameJson === false
+          ? " (JSON differs from baseline)"
+          : ""
+        : ` (${row.status}${row.note ? `: ${row.note}` : ""})`;
+    lines.push(
+      `| ${row.id} ${row.title}${note} | ${n0(f?.rps)} | ${n1(f?.p50Ms)} | ${n1(f?.p99Ms)} | ${n0(f?.cpuUsPerRequest)} | ${row.statements ?? "–"} | ${n0(b?.rps)} | ${n1(b?.p50Ms)} | ${n1(b?.p99Ms)} | ${n0(b?.cpuUsPerRequest)} | ${ratio(row.ratio)} |`,
+    );
+  }
+  return lines;
+}
+
+function latencyTable(rows: readonly LatencyRow[]): string[] {
+  const lines = [
+    "| workload | fleetgate p50 ms | p99 ms | CPU µs/req | SQL/req | raw p50 ms | p99 ms | CPU µs/req | ratio (p50) |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+  ];
+  for (const row of rows) {
+    const f = row.fleetgate;
+    const b = row.baseline;
+    const note = row.status === "ok" ? "" : ` (${row.status}${row.note ? `: ${row.note}` : ""})`;
+    lines.push(
+      `| ${row.id} ${row.title}${note} | ${n1(f?.p50Ms)} | ${n1(f?.p99Ms)} | ${n0(f?.cpuUsPerRequest)} | ${row.statements ?? "–"} | ${n1(b?.p50Ms)} | ${n1(b?.p99Ms)} | ${n0(b?.cpuUsPerRequest)} | ${ratio(row.ratio)} |`,
+    );
+  }
+  return lines;
+}
+
+export function markdown(result: RunResult): string {
+  const { machine, coldStart, memory } = result;
+  return [
+    `# fleetgate benchmark, ${result.date.slice(0, 16).replace("T", " ")} UTC (${result.mode})`,
+    "",
+    `Machine: ${machine.host}, ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB; Node ${machine.node}; ${machine.postgres}. ` +
+      `Data: ${result.data.fleets} fleets × ${result.data.devicesPerFleet} devices (${result.data.generated ? `generated in ${result.data.generateSeconds.toFixed(1)} s` : "reused"}). ` +
+      `Run took ${(result.seconds / 60).toFixed(1)} min.`,
+    "",
+    "Throughput: medians of interleaved rounds, fleetgate then the raw `node:http` + `pg` baseline under the same load; ratio = fleetgate ÷ baseline req/s.",
+    "",
+    ...loadTable(result.loads),
+    "",
+    "Latency, serial requests (W3 bulk PATCH of 1,000 rows against the raw UPDATE; W5 proxy `/ping` fan-out against a raw keep-alive fan-out); ratio = fleetgate ÷ raw median.",
+    "",
+    ...latencyTable(result.latencies),
+    "",
+    coldStart
+      ? `W6 cold start, spawn to first 200 on /ping: PostgreSQL ${n0(coldStart.postgresMs)} ms (runs ${coldStart.postgresRuns.map(n0).join(", ")}); embedded warm ${n0(coldStart.embeddedWarmMs)} ms (runs ${coldStart.embeddedWarmRuns.map(n0).join(", ")}), first start with initdb ${n0(coldStart.embeddedFirstMs)} ms.`
+      : "W6 cold start: skipped.",
+    "",
+    memory
+      ? `W7 resident memory (VmRSS) of the server: ${n0(memory.afterReadsMiB)} MiB after the read workloads, ${n0(memory.afterAllMiB)} MiB after all load; the baseline ${n0(memory.baselineMiB)} MiB.`
+      : "W7 resident memory: skipped.",
+    "",
+    "| target | measured | result |",
+    "|---|---|---|",
+    ...result.targets.map((t) => `| ${t.target} | ${t.measured} | ${verdict(t.pass)} |`),
+    "",
+  ].join("\n");
+}

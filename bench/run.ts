@@ -1,0 +1,191 @@
+// `npm run bench [-- --quick] [-- --only W1,W5]`: the whole benchmark of issue 11, end to end.
+// See bench/README-section.md for what it measures and how to read the results.
+
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, hostname, totalmem } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import pg from "pg";
+import { measureBulkPatch, type SerialSettings } from "./bulk.ts";
+import { chart } from "./chart.ts";
+import { measureColdStart } from "./coldstart.ts";
+import { createAdminKey, DEVICES_PER_FLEET, FLEETS, prepareData } from "./data.ts";
+import type { Target } from "./load.ts";
+import { resultsDir } from "./paths.ts";
+import { type Child, rssBytes, startChild, startFleetgate } from "./processes.ts";
+import { measureFanOut, type SimulatedFleet, startProxyFleets, stopProxyFleets } from "./proxy.ts";
+import { measureRead, type ReadSettings } from "./reads.ts";
+import {
+  type ColdStart,
+  evaluate,
+  type LatencyRow,
+  type LoadRow,
+  type Machine,
+  type Memory,
+  markdown,
+  type RunResult,
+} from "./report.ts";
+import { workloads } from "./workloads.ts";
+
+const { values: flags } = parseArgs({
+  options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
+});
+const quick = flags.quick as boolean;
+const only = flags.only ? new Set(flags.only.split(",").map((name) => name.trim())) : undefined;
+const wanted = (group: string) => !only || only.has(group);
+
+const databaseUrl = process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/fleetgate_bench";
+// fleetgate's own default (src/config.ts), given to both servers explicitly so they always match.
+const poolSize = Number(process.env.DATABASE_POOL_SIZE || 2 * availableParallelism());
+const MiB = 1024 * 1024;
+
+const reads: ReadSettings = quick
+  ? { rounds: 3, seconds: 2, warmupSeconds: 2, connections: 10, probes: 3 }
+  : { rounds: 3, seconds: 8, warmupSeconds: 3, connections: 10, probes: 5 };
+const bulk: SerialSettings = quick ? { rounds: 3, requests: 5 } : { rounds: 3, requests: 20 };
+const fanOut: SerialSettings = quick ? { rounds: 3, requests: 5 } : { rounds: 3, requests: 20 };
+const fleetSizes = quick ? [10, 100] : [10, 100, 1000];
+const coldStarts = quick ? 1 : 3;
+
+const began = performance.now();
+const log = (message: string) => {
+  process.stderr.write(
+    `[bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${message}\n`,
+  );
+};
+
+async function machine(): Promise<Machine> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const { rows } = await client.query<{ server_version: string }>("SHOW server_version");
+  await client.end();
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? "unknown CPU",
+    memoryGiB: Math.round(totalmem() / 1024 ** 3),
+    node: process.version,
+    postgres: `PostgreSQL ${rows[0]?.server_version ?? "?"}`,
+    host: hostname(),
+  };
+}
+
+const serverEnv = {
+  DATABASE_POOL_SIZE: String(poolSize),
+  // The simulated devices report once and then stay quiet; they must not be swept offline mid-run.
+  DEVICE_OFFLINE_TIMEOUT: "86400",
+  LOG_LEVEL: "silent",
+};
+
+async function main(): Promise<void> {
+  log(`${quick ? "quick" : "full"} run on ${databaseUrl.replace(/\/\/[^@]*@/, "//")}, pool ${poolSize}`);
+  // Measure what `npm install` leaves: the compiled build, current with the sources (an edit since
+  // the last build would otherwise make `fleetgate` run the sources through tsx).
+  execFileSync(process.execPath, [fileURLToPath(new URL("../scripts/build.mjs", import.meta.url))], {
+    stdio: "ignore",
+  });
+  const data = await prepareData(databaseUrl);
+  log(
+    data.generated
+      ? `generated the data set in ${(data.generateMs / 1000).toFixed(1)} s`
+      : "reusing the data set",
+  );
+  const adminKey = await createAdminKey(databaseUrl);
+
+  const children: Child[] = [];
+  let fleets: SimulatedFleet[] = [];
+  const loads: LoadRow[] = [];
+  const latencies: LatencyRow[] = [];
+  let memory: Memory | undefined;
+  try {
+    const server = await startFleetgate({ ...serverEnv, DATABASE_URL: databaseUrl });
+    children.push(server);
+    const raw = await startChild("baseline", ["--import", "tsx", "bench/baseline.ts"], {
+      DATABASE_URL: databaseUrl,
+      POOL_SIZE: String(poolSize),
+    });
+    children.push(raw);
+    const fleetgate: Target = {
+      name: "fleetgate",
+      url: server.url,
+      pid: server.pid,
+      headers: { authorization: `Bearer ${adminKey}` },
+    };
+    const baseline: Target = { name: "baseline", url: raw.url, pid: raw.pid, headers: {} };
+
+    const keys = { uuid: data.deviceUuids, fleet: data.fleetIds.map(String) };
+    for (const workload of workloads.filter((w) => wanted(w.group))) {
+      loads.push(await measureRead(workload, keys[workload.keys], fleetgate, baseline, reads, log));
+    }
+    const afterReadsMiB = rssBytes(server.pid) / MiB;
+    if (wanted("W3"))
+      latencies.push(
+        await measureBulkPatch(data.fleetIds, DEVICES_PER_FLEET, fleetgate, baseline, bulk, log),
+      );
+    if (wanted("W5")) {
+      log(`starting simulated fleets of ${fleetSizes.join(", ")} devices`);
+      fleets = await startProxyFleets(fleetgate, databaseUrl, fleetSizes);
+      log("every device reported");
+      for (const fleet of fleets)
+        latencies.push(await measureFanOut(fleet, fleetgate, baseline, fanOut, log));
+    }
+    memory = { afterReadsMiB, afterAllMiB: rssBytes(server.pid) / MiB, baselineMiB: rssBytes(raw.pid) / MiB };
+  } catch (error) {
+    // A server that died mid-run is the likeliest cause: say so, with what it last wrote.
+    for (const child of children) {
+      const { exitCode, signalCode } = child.process;
+      if (exitCode !== null || signalCode !== null)
+        log(`${child.name} exited (${exitCode ?? signalCode}) during the run:\n${child.stderr()}`);
+    }
+    throw error;
+  } finally {
+    await stopProxyFleets(fleets);
+    for (const child of children) await child.stop();
+  }
+
+  let coldStart: ColdStart | undefined;
+  if (wanted("W6")) {
+    log("cold starts");
+    coldStart = await measureColdStart(databaseUrl, serverEnv, coldStarts);
+  }
+
+  const partial: Omit<RunResult, "targets"> = {
+    date: new Date().toISOString(),
+    mode: quick ? "quick" : "full",
+    machine: await machine(),
+    settings: { reads, bulk, fanOut, fleetSizes, coldStarts, poolSize, only: only ? [...only] : "all" },
+    data: {
+      fleets: FLEETS,
+      devicesPerFleet: DEVICES_PER_FLEET,
+      generated: data.generated,
+      generateSeconds: data.generateMs / 1000,
+    },
+    loads,
+    latencies,
+    ...(coldStart ? { coldStart } : {}),
+    ...(memory && wanted("W7") ? { memory } : {}),
+    seconds: (performance.now() - began) / 1000,
+  };
+  const result: RunResult = { ...partial, targets: evaluate(partial) };
+  const table = markdown(result);
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = `${result.date.replaceAll(":", "-").slice(0, 19)}-${result.mode}`;
+  writeFileSync(join(resultsDir, `${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(resultsDir, `${stamp}.md`), table);
+  // Only a full run of every workload becomes "latest", the numbers the README shows.
+  if (!quick && !only) {
+    writeFileSync(join(resultsDir, "latest.json"), `${JSON.stringify(result, null, 2)}\n`);
+    writeFileSync(join(resultsDir, "latest.md"), table);
+    writeFileSync(join(resultsDir, "latest.svg"), chart(result));
+  } else {
+    writeFileSync(join(resultsDir, `${stamp}.svg`), chart(result));
+  }
+  process.stdout.write(`${table}\n`);
+  log(`done; results in bench/results/${stamp}.{json,md,svg}${!quick && !only ? " and latest.*" : ""}`);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.stack ?? error.message}\n`);
+  process.exit(1);
+});

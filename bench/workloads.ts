@@ -1,0 +1,144 @@
+// The requests of every load workload, built from one key each. The bench sends them to fleetgate
+// and to the baseline alike; test/bench/statements.test.ts sends them to the test server, so the
+// statement counts CI checks are those of the requests the bench measures.
+
+export interface BenchRequest {
+  readonly method: "GET" | "POST" | "PATCH";
+  /** Path and query, already encoded as the client sends it. */
+  readonly path: string;
+  readonly body?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What a workload's key is drawn from. */
+export type KeyKind = "uuid" | "fleet";
+
+export interface Workload {
+  /** W1, W2a, …: the id in reports and in the baseline's dispatch. */
+  readonly id: string;
+  /** The issue's workload it measures (W1, W2, W4). */
+  readonly group: "W1" | "W2" | "W4";
+  readonly title: string;
+  readonly keys: KeyKind;
+  /** 1 for every read, and for each GraphQL document (one root field each). */
+  readonly expectedStatements: number;
+  build(key: string): BenchRequest;
+}
+
+export const DEVICE_FIELDS = "id,uuid,device_name,is_online";
+export const PAGE = 50;
+
+const json = { "content-type": "application/json" } as const;
+
+// balena-sdk 19 (the /v6 client) sends a device key path with the quotes percent-encoded.
+const byUuid = (uuid: string) => `/v6/device(uuid=%27${uuid}%27)?$select=${DEVICE_FIELDS}`;
+
+const fleetDevices = (fleet: string) =>
+  `/v6/device?$filter=${encodeURIComponent(`belongs_to__application eq ${fleet} and is_online eq true`)}` +
+  `&$expand=${encodeURIComponent("belongs_to__application($select=app_name)")}` +
+  `&$select=${DEVICE_FIELDS}&$top=${PAGE}&$orderby=${encodeURIComponent("device_name asc")}`;
+
+const fleetWithDevices = (fleet: string) =>
+  `/v6/application(${fleet})?$select=id,app_name&$expand=${encodeURIComponent(
+    `owns__device($select=${DEVICE_FIELDS};$filter=is_online eq true;$orderby=device_name asc;$top=${PAGE})`,
+  )}`;
+
+/** The GraphQL documents of W4, one root field each; the baseline dispatches on operationName. */
+export const graphqlDocuments = {
+  DeviceByUuid: `query DeviceByUuid($uuid: String) {
+  device(uuid: $uuid) { id uuid deviceName isOnline }
+}`,
+  FleetDevices: `query FleetDevices($fleet: Int) {
+  devices(where: {belongsToApplication: {id: {eq: $fleet}}, isOnline: {eq: true}}, orderBy: [{deviceName: ASC}], first: ${PAGE}) {
+    id uuid deviceName isOnline belongsToApplication { appName }
+  }
+}`,
+  FleetWithDevices: `query FleetWithDevices($fleet: Int) {
+  application(id: $fleet) {
+    id appName
+    ownsDevice(where: {isOnline: {eq: true}}, orderBy: [{deviceName: ASC}], first: ${PAGE}) { id uuid deviceName isOnline }
+  }
+}`,
+} as const;
+
+export type GraphqlOperation = keyof typeof graphqlDocuments;
+
+export function graphqlRequest(operationName: GraphqlOperation, variables: Record<string, unknown>) {
+  return {
+    method: "POST",
+    path: "/graphql",
+    headers: json,
+    body: JSON.stringify({ operationName, query: graphqlDocuments[operationName], variables }),
+  } as const satisfies BenchRequest;
+}
+
+export const workloads: readonly Workload[] = [
+  {
+    id: "W1",
+    group: "W1",
+    title: "device by uuid, $select",
+    keys: "uuid",
+    expectedStatements: 1,
+    build: (uuid) => ({ method: "GET", path: byUuid(uuid) }),
+  },
+  {
+    id: "W2a",
+    group: "W2",
+    title: "50 devices of a fleet, $filter $expand $orderby $top",
+    keys: "fleet",
+    expectedStatements: 1,
+    build: (fleet) => ({ method: "GET", path: fleetDevices(fleet) }),
+  },
+  {
+    id: "W2b",
+    group: "W2",
+    title: "fleet by id, $expand=owns__device(…$top=50)",
+    keys: "fleet",
+    expectedStatements: 1,
+    build: (fleet) => ({ method: "GET", path: fleetWithDevices(fleet) }),
+  },
+  {
+    id: "W4a",
+    group: "W4",
+    title: "GraphQL device(uuid)",
+    keys: "uuid",
+    expectedStatements: 1,
+    build: (uuid) => graphqlRequest("DeviceByUuid", { uuid }),
+  },
+  {
+    id: "W4b",
+    group: "W4",
+    title: "GraphQL devices(where fleet, first 50)",
+    keys: "fleet",
+    expectedStatements: 1,
+    build: (fleet) => graphqlRequest("FleetDevices", { fleet: Number(fleet) }),
+  },
+  {
+    id: "W4c",
+    group: "W4",
+    title: "GraphQL application { ownsDevice(first 50) }",
+    keys: "fleet",
+    expectedStatements: 1,
+    build: (fleet) => graphqlRequest("FleetWithDevices", { fleet: Number(fleet) }),
+  },
+];
+
+/** W3: one bulk PATCH of every device of `fleets` (10 fleets of 100 devices: 1,000 rows). */
+export function bulkPatch(fleets: readonly number[], note: string): BenchRequest {
+  return {
+    method: "PATCH",
+    path: `/v6/device?$filter=${encodeURIComponent(`belongs_to__application in (${fleets.join(", ")})`)}`,
+    headers: json,
+    body: JSON.stringify({ note }),
+  };
+}
+
+/** W5: `/ping` on every online device of a fleet, through the proxy. */
+export function proxyPing(fleet: number): BenchRequest {
+  return {
+    method: "POST",
+    path: "/supervisor/ping",
+    headers: json,
+    body: JSON.stringify({ appId: fleet, method: "GET" }),
+  };
+}

@@ -1,0 +1,69 @@
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BenchRequest, workloads } from "../../bench/workloads.ts";
+import { seedDemo } from "../../src/seed/demo.ts";
+import { databaseKinds } from "../support/databases.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+// The benchmark's own requests (bench/workloads.ts), so a change that adds a statement to what
+// `npm run bench` measures fails here first, on both databases.
+
+// Until the GraphQL server exists its route is expected to be missing; once src/graphql exists a
+// 404 is a failure, not a skip.
+const graphqlBuilt = existsSync(fileURLToPath(new URL("../../src/graphql", import.meta.url)));
+
+describe.each(databaseKinds)("statements per benchmark request on %s", (kind) => {
+  let server: TestServer;
+  const keys = { uuid: "", fleet: "" };
+  beforeAll(async () => {
+    server = await startTestServer(kind);
+    await seedDemo(server.test.db);
+    const devices = await server.app.inject({
+      method: "GET",
+      url: "/v6/device?$select=uuid,belongs_to__application&$filter=is_online eq true&$top=1",
+    });
+    const [device] = JSON.parse(devices.body).d as {
+      uuid: string;
+      belongs_to__application: { __id: number };
+    }[];
+    if (!device) throw new Error("the demo data has no online device");
+    keys.uuid = device.uuid;
+    keys.fleet = String(device.belongs_to__application.__id);
+  });
+  afterAll(() => server?.close());
+
+  const send = (request: BenchRequest) =>
+    server.app.inject({
+      method: request.method,
+      url: request.path,
+      ...(request.body === undefined ? {} : { payload: request.body }),
+      ...(request.headers ? { headers: { ...request.headers } } : {}),
+    });
+
+  it.each(workloads.filter((workload) => workload.group !== "W4"))(
+    "$id ($title) runs $expectedStatements statement",
+    async (workload) => {
+      const response = await send(workload.build(keys[workload.keys]));
+      expect(response.statusCode, response.body).toBe(200);
+      expect(JSON.parse(response.body).d.length).toBeGreaterThan(0);
+      expect(response.headers["x-sql-statements"]).toBe(String(workload.expectedStatements));
+    },
+  );
+
+  it.each(workloads.filter((workload) => workload.group === "W4"))(
+    "$id ($title) runs one statement per root field",
+    async (workload) => {
+      const response = await send(workload.build(keys[workload.keys]));
+      if (!graphqlBuilt) {
+        expect(response.statusCode).toBe(404);
+        return;
+      }
+      expect(response.statusCode, response.body).toBe(200);
+      const body = JSON.parse(response.body) as { data?: Record<string, unknown>; errors?: unknown };
+      expect(body.errors, response.body).toBeUndefined();
+      expect(Object.values(body.data ?? {}).every((value) => value !== null)).toBe(true);
+      expect(response.headers["x-sql-statements"]).toBe(String(workload.expectedStatements));
+    },
+  );
+});
