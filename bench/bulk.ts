@@ -1,18 +1,8 @@
-import { type Answer, median, percentile, serial, type Target } from "./load.ts";
-import type { Latency, LatencyRow } from "./report.ts";
+import { type Answer, type SerialSettings, serialPair, type Target } from "./load.ts";
+import type { LatencyRow } from "./report.ts";
 import { bulkPatch } from "./workloads.ts";
 
 const FLEETS_PER_PATCH = 10;
-
-export interface SerialSettings {
-  readonly rounds: number;
-  /** Requests per server per round. */
-  readonly requests: number;
-}
-
-function summary(latencies: readonly number[], cpu: readonly number[]): Latency {
-  return { p50Ms: median(latencies), p99Ms: percentile(latencies, 99), cpuUsPerRequest: median(cpu) };
-}
 
 /**
  * W3: serial bulk PATCHes of ten fleets' devices (1,000 rows) with a note that changes every time,
@@ -44,23 +34,14 @@ export async function measureBulkPatch(
     const counted = answer.headers.get("x-sql-statements");
     if (counted !== null) statements = Math.max(statements, Number(counted));
   };
-  const samples = { fleetgate: [] as number[], baseline: [] as number[] };
-  const cpu = { fleetgate: [] as number[], baseline: [] as number[] };
-  for (const target of [fleetgate, baseline]) await serial(target, build, 3, check);
-  for (let round = 0; round < settings.rounds; round++) {
-    const order = round % 2 ? [baseline, fleetgate] : [fleetgate, baseline];
-    for (const target of order) {
-      const side = target === fleetgate ? "fleetgate" : "baseline";
-      const { latencies, cpuUsPerRequest } = await serial(target, build, settings.requests, check);
-      samples[side].push(...latencies);
-      cpu[side].push(cpuUsPerRequest);
-    }
-    log(
-      `W3 round ${round + 1}: ${median(samples.fleetgate).toFixed(1)} vs ${median(samples.baseline).toFixed(1)} ms`,
-    );
-  }
-  const ours = summary(samples.fleetgate, cpu.fleetgate);
-  const theirs = summary(samples.baseline, cpu.baseline);
+  const { fleetgate: ours, baseline: theirs } = await serialPair(
+    fleetgate,
+    baseline,
+    build,
+    check,
+    settings,
+    (mine, raw, round) => log(`W3 round ${round + 1}: ${mine.toFixed(1)} vs ${raw.toFixed(1)} ms`),
+  );
   return {
     id: "W3",
     group: "W3",

@@ -1,5 +1,6 @@
 import autocannon from "autocannon";
 import { cpuMicros } from "./processes.ts";
+import type { Latency } from "./report.ts";
 import type { BenchRequest } from "./workloads.ts";
 
 /** A server under measurement: where it listens and which process does its work. */
@@ -103,6 +104,45 @@ export async function serial(
     latencies.push(answer.ms);
   }
   return { latencies, cpuUsPerRequest: (cpuMicros(target.pid) - cpuBefore) / count };
+}
+
+export interface SerialSettings {
+  readonly rounds: number;
+  /** Requests per server per round. */
+  readonly requests: number;
+}
+
+/**
+ * Serial latency of fleetgate and the baseline: three unmeasured calls each (they open the
+ * connections), then rounds of `settings.requests` each, the order alternating between rounds.
+ */
+export async function serialPair(
+  fleetgate: Target,
+  baseline: Target,
+  build: (index: number) => BenchRequest,
+  check: (answer: Answer) => void,
+  settings: SerialSettings,
+  onRound: (fleetgate: number, baseline: number, round: number) => void = () => {},
+): Promise<{ fleetgate: Latency; baseline: Latency }> {
+  const samples = { fleetgate: [] as number[], baseline: [] as number[] };
+  const cpu = { fleetgate: [] as number[], baseline: [] as number[] };
+  for (const target of [fleetgate, baseline]) await serial(target, build, 3, check);
+  for (let round = 0; round < settings.rounds; round++) {
+    const order = round % 2 ? [baseline, fleetgate] : [fleetgate, baseline];
+    for (const target of order) {
+      const side = target === fleetgate ? "fleetgate" : "baseline";
+      const { latencies, cpuUsPerRequest } = await serial(target, build, settings.requests, check);
+      samples[side].push(...latencies);
+      cpu[side].push(cpuUsPerRequest);
+    }
+    onRound(median(samples.fleetgate), median(samples.baseline), round);
+  }
+  const summary = (side: "fleetgate" | "baseline"): Latency => ({
+    p50Ms: median(samples[side]),
+    p99Ms: percentile(samples[side], 99),
+    cpuUsPerRequest: median(cpu[side]),
+  });
+  return { fleetgate: summary("fleetgate"), baseline: summary("baseline") };
 }
 
 export function median(values: readonly number[]): number {

@@ -3,8 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { SerialSettings } from "./bulk.ts";
-import { type Answer, median, percentile, send, serial, type Target } from "./load.ts";
+import { type Answer, type SerialSettings, send, serialPair, type Target } from "./load.ts";
 import { bin, repoRoot } from "./paths.ts";
 import type { LatencyRow } from "./report.ts";
 import { proxyPing } from "./workloads.ts";
@@ -152,26 +151,7 @@ export async function measureFanOut(
     if (counted !== null) statements = Math.max(statements, Number(counted));
   };
   const build = () => proxyPing(fleet.fleetId);
-  const samples = { fleetgate: [] as number[], baseline: [] as number[] };
-  const cpu = { fleetgate: [] as number[], baseline: [] as number[] };
-  // The first calls open the keep-alive connections to every device; they are not measured.
-  for (const target of [fleetgate, baseline]) await serial(target, build, 3, check);
-  for (let round = 0; round < settings.rounds; round++) {
-    const order = round % 2 ? [baseline, fleetgate] : [fleetgate, baseline];
-    for (const target of order) {
-      const side = target === fleetgate ? "fleetgate" : "baseline";
-      const { latencies, cpuUsPerRequest } = await serial(target, build, settings.requests, check);
-      samples[side].push(...latencies);
-      cpu[side].push(cpuUsPerRequest);
-    }
-  }
-  const summary = (side: "fleetgate" | "baseline") => ({
-    p50Ms: median(samples[side]),
-    p99Ms: percentile(samples[side], 99),
-    cpuUsPerRequest: median(cpu[side]),
-  });
-  const ours = summary("fleetgate");
-  const theirs = summary("baseline");
+  const { fleetgate: ours, baseline: theirs } = await serialPair(fleetgate, baseline, build, check, settings);
   log(`W5 N=${fleet.size}: ${ours.p50Ms.toFixed(1)} vs ${theirs.p50Ms.toFixed(1)} ms`);
   return {
     id: `W5 N=${fleet.size}`,

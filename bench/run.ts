@@ -8,11 +8,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { measureBulkPatch, type SerialSettings } from "./bulk.ts";
+import { measureBulkPatch } from "./bulk.ts";
 import { chart } from "./chart.ts";
 import { measureColdStart } from "./coldstart.ts";
 import { createAdminKey, DEVICES_PER_FLEET, FLEETS, prepareData } from "./data.ts";
-import type { Target } from "./load.ts";
+import type { SerialSettings, Target } from "./load.ts";
 import { resultsDir } from "./paths.ts";
 import { type Child, rssBytes, startChild, startFleetgate } from "./processes.ts";
 import { measureFanOut, type SimulatedFleet, startProxyFleets, stopProxyFleets } from "./proxy.ts";
@@ -173,13 +173,12 @@ async function main(): Promise<void> {
   const stamp = `${result.date.replaceAll(":", "-").slice(0, 19)}-${result.mode}`;
   writeFileSync(join(resultsDir, `${stamp}.json`), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(join(resultsDir, `${stamp}.md`), table);
+  writeFileSync(join(resultsDir, `${stamp}.svg`), chart(result));
   // Only a full run of every workload becomes "latest", the numbers the README shows.
   if (!quick && !only) {
     writeFileSync(join(resultsDir, "latest.json"), `${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(join(resultsDir, "latest.md"), table);
     writeFileSync(join(resultsDir, "latest.svg"), chart(result));
-  } else {
-    writeFileSync(join(resultsDir, `${stamp}.svg`), chart(result));
   }
   process.stdout.write(`${table}\n`);
   log(`done; results in bench/results/${stamp}.{json,md,svg}${!quick && !only ? " and latest.*" : ""}`);
