@@ -1,9 +1,8 @@
 import DataLoader from "dataloader";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
-import { planRead } from "../odata/plan.ts";
-import { compileRead } from "../odata/sql/compile.ts";
 import type { Row } from "./builder.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "./context.ts";
+import { readRows } from "./read.ts";
 
 // The id every batched row is read under, apart from the fields the query selected.
 const ID_KEY = "$id";
@@ -35,24 +34,20 @@ export class RowLoaders {
     const { core } = context;
     const selection = core.selection.selection(core.graph.objectOf(resource), info.fieldNodes, info);
     core.selection.charge(context.cost, selection, ids.length);
-    const plan = planRead(
-      {
-        resource,
-        count: false,
-        options: {
-          ...selection,
-          select: [...(selection.select ?? []), { path: ["id"], as: ID_KEY }],
-          filter: {
-            kind: "in",
-            operand: { kind: "path", segments: ["id"] },
-            values: ids.map((id) => ({ kind: "number", value: id })),
-          },
+    const rows = await readRows(context, {
+      resource,
+      count: false,
+      options: {
+        ...selection,
+        select: [...(selection.select ?? []), { path: ["id"], as: ID_KEY }],
+        filter: {
+          kind: "in",
+          operand: { kind: "path", segments: ["id"] },
+          values: ids.map((id) => ({ kind: "number", value: id })),
         },
       },
-      { model: core.model, permissions: access(context).permissions, format: "v4" },
-    );
-    const [row] = await core.db.query<{ body?: string }>(compileRead(plan));
-    const byId = new Map((JSON.parse(row?.body ?? "[]") as Row[]).map((found) => [found[ID_KEY], found]));
+    });
+    const byId = new Map(rows.map((found) => [found[ID_KEY], found]));
     return ids.map((id) => byId.get(id) ?? null);
   }
 }

@@ -1,8 +1,6 @@
 import { Forbidden, NotFound, Unauthorized } from "../errors.ts";
 import type { Field, Resource } from "../model/types.ts";
-import { planRead } from "../odata/plan.ts";
 import type { Key } from "../odata/query.ts";
-import { compileRead } from "../odata/sql/compile.ts";
 import {
   type Change,
   createEntity,
@@ -16,7 +14,7 @@ import { access, type GraphQLContext } from "./context.ts";
 import { camelCase, pascalCase, plural } from "./names.ts";
 import { type InputRef, type ObjectRefs, scalarOf } from "./objects.ts";
 import { keyArguments } from "./queries.ts";
-import { keyOf, readOne, selectOne } from "./read.ts";
+import { keyOf, readOne, readRows, selectOne } from "./read.ts";
 import type { GraphQLModel, ObjectSpec } from "./types.ts";
 import { type WhereInput, WhereTranslator } from "./where.ts";
 
@@ -90,16 +88,6 @@ const byId = (id: number): Key => ({ kind: "id", value: { kind: "number", value:
  * The id of the row a key names, as the caller sees it. An update goes by id: a key such as a
  * handle, a slug or a tag key may change with the write itself, and the row is read back after it.
  */
-async function idOf(context: GraphQLContext, resource: Resource, key: Key): Promise<number | undefined> {
-  const plan = planRead(
-    { resource: resource.name, key, count: false, options: { select: ["id"] } },
-    { model: context.core.model, permissions: access(context).permissions, format: "v4" },
-  );
-  const [row] = await context.core.db.query<{ body?: string }>(compileRead(plan));
-  const [found] = JSON.parse(row?.body ?? "[]") as { id: number }[];
-  return found?.id;
-}
-
 export function mutationFields(builder: Builder, graph: GraphQLModel, refs: ObjectRefs): void {
   const change = builder.objectRef<Row>("WriteChange").implement({
     description: "One row of a dry run: the fields a write changes, before and after",
@@ -128,6 +116,18 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
     changes: changesInGraphQLNames(spec, written.changes),
   });
 
+  /** An input of writable fields, a foreign key by its id; the required ones non-null. */
+  const inputType = (name: string, members: readonly [string, Field][], required: ReadonlySet<string>) =>
+    builder.inputRef<Row, false>(name).implement({
+      fields: (t) =>
+        Object.fromEntries(
+          members.map(([member, field]) => [
+            member,
+            t.field({ type: field.link ? "Int" : scalarOf[field.type], required: required.has(field.name) }),
+          ]),
+        ) as never,
+    });
+
   for (const spec of graph.objects.values()) {
     const resource = spec.resource;
     const type = refs.objects.get(spec.name) as never;
@@ -136,22 +136,10 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
     const names = pascalCase(plural(resource.name));
     const creatable = inputMembers(resource, resource.writability.create);
     const patchable = inputMembers(resource, resource.writability.update);
-    const required = new Set(resource.writability.required);
     const filterOf = (input: WhereInput) => new WhereTranslator(graph).filter(spec, input);
 
     if (creatable.length > 0) {
-      const input = builder.inputRef<Row, false>(`${name}CreateInput`).implement({
-        fields: (t) =>
-          Object.fromEntries(
-            creatable.map(([member, field]) => [
-              member,
-              t.field({
-                type: field.link ? "Int" : scalarOf[field.type],
-                required: required.has(field.name),
-              }),
-            ]),
-          ) as never,
-      });
+      const input = inputType(`${name}CreateInput`, creatable, new Set(resource.writability.required));
       builder.mutationField(`create${name}`, (t) =>
         t.field({
           type,
@@ -169,15 +157,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
     }
 
     if (patchable.length > 0) {
-      const patchInput = builder.inputRef<Row, false>(`${name}Patch`).implement({
-        fields: (t) =>
-          Object.fromEntries(
-            patchable.map(([member, field]) => [
-              member,
-              t.field({ type: field.link ? "Int" : scalarOf[field.type] }),
-            ]),
-          ) as never,
-      });
+      const patchInput = inputType(`${name}Patch`, patchable, new Set());
       builder.mutationField(`update${name}`, (t) =>
         t.field({
           type,
@@ -189,7 +169,14 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
           resolve: async (_root, args, context, info) => {
             const { patch: given, ...keyArgs } = args as Row;
             const selected = selectOne(context, spec, info);
-            const id = await idOf(context, resource, keyOf(spec, resource.keys, keyArgs));
+            // By id from here on: the patch may change the key the row was named by.
+            const [found] = await readRows(context, {
+              resource: resource.name,
+              key: keyOf(spec, resource.keys, keyArgs),
+              count: false,
+              options: { select: ["id"] },
+            });
+            const id = found?.id as number | undefined;
             if (id === undefined) throw new NotFound(`No ${spec.name} with that key`);
             const written = await asCaller(context, resource, (write) =>
               updateEntities(

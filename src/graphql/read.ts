@@ -17,6 +17,12 @@ async function run(context: GraphQLContext, query: ODataQuery) {
   return row;
 }
 
+/** The rows a (v6) query reads, under the caller's permissions: one plan, one statement. */
+export async function readRows(context: GraphQLContext, query: ODataQuery): Promise<Row[]> {
+  const row = await run(context, query);
+  return JSON.parse(row?.body ?? "[]") as Row[];
+}
+
 export async function readList(
   context: GraphQLContext,
   resource: string,
@@ -27,8 +33,7 @@ export async function readList(
   const { selection } = context.core;
   const options = selection.options(spec, info.fieldNodes, info, args);
   selection.charge(context.cost, options, options.top ?? 1);
-  const row = await run(context, { resource, count: false, options });
-  return JSON.parse(row?.body ?? "[]") as Row[];
+  return readRows(context, { resource, count: false, options });
 }
 
 /** What a single-row field selects, charged to the request (before a mutation writes anything). */
@@ -46,8 +51,7 @@ export async function readOne(
   key: Key,
   options: QueryOptions,
 ): Promise<Row | null> {
-  const row = await run(context, { resource, key, count: false, options });
-  const [found] = JSON.parse(row?.body ?? "[]") as Row[];
+  const [found] = await readRows(context, { resource, key, count: false, options });
   return found ?? null;
 }
 
