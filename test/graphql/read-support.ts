@@ -3,47 +3,15 @@ import type { Application, Device } from "../../src/generated/prisma/client.ts";
 import { buildFixture, type Fixture } from "../odata/fixture.ts";
 import type { DatabaseKind } from "../support/databases.ts";
 import { type GraphQLReply, graphql } from "../support/graphql.ts";
+import { overallStatus } from "../support/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+
+export { cmp, type Op, ops, overallStatus } from "../support/oracle.ts";
 
 // Expectations of the GraphQL read tests, computed in JavaScript from the rows test/odata/fixture.ts
 // inserted (the same world as the OData read tests), never by asking src/graphql.
 
 export type Row = Record<string, unknown>;
-export type Op = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
-export const ops: readonly Op[] = ["eq", "ne", "gt", "ge", "lt", "le"];
-
-type Scalar = number | string | boolean | Date | null;
-const plain = (value: Scalar) =>
-  value instanceof Date ? value.getTime() : typeof value === "boolean" ? Number(value) : value;
-
-/** OData's comparison, which `where` compiles to: `ne` holds for null, ordering never does. */
-export function cmp(op: Op, left: Scalar, right: Scalar): boolean {
-  const [a, b] = [plain(left), plain(right)];
-  if (op === "eq") return a === b;
-  if (op === "ne") return a !== b;
-  if (a === null || b === null) return false;
-  switch (op) {
-    case "gt":
-      return a > b;
-    case "ge":
-      return a >= b;
-    case "lt":
-      return a < b;
-    case "le":
-      return a <= b;
-  }
-}
-
-/** The overall status rule of the issue, first match wins. */
-export function overallStatus(d: Device): string {
-  if (!d.is_active) return "inactive";
-  if (!d.is_online && d.last_connectivity_event === null) return "configuring";
-  if (!d.is_online) return "offline";
-  if (d.provisioning_progress !== null) return "configuring";
-  if (d.download_progress !== null || d.status === "Downloading" || d.status === "Installing")
-    return "updating";
-  return "idle";
-}
 
 export const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
 /** Code-point order, which is what the test databases' C collation sorts by. */

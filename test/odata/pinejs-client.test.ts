@@ -4,6 +4,7 @@ import type { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { FetchPine } from "../support/fetch-pine.ts";
+import { overallStatus } from "../support/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // pinejs-client-core, the query builder inside balena-sdk, against a real listener. Every query object
@@ -85,24 +86,6 @@ const appInclude = { TargetRelease: true, DeviceType: true } as const;
 
 function pick(row: Row, keys: readonly string[]): Row {
   return Object.fromEntries(keys.map((key) => [key, row[key]]));
-}
-
-/** overall_status as documented in src/odata/sql/computed.ts, in JavaScript. */
-function overallStatus(d: {
-  is_active: boolean;
-  is_online: boolean;
-  last_connectivity_event: Date | null;
-  provisioning_progress: number | null;
-  download_progress: number | null;
-  status: string | null;
-}): string {
-  if (!d.is_active) return "inactive";
-  if (!d.is_online && d.last_connectivity_event === null) return "configuring";
-  if (!d.is_online) return "offline";
-  if (d.provisioning_progress !== null) return "configuring";
-  if (d.download_progress !== null || d.status === "Downloading" || d.status === "Installing")
-    return "updating";
-  return "idle";
 }
 
 interface Fixture {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Application, Device, DeviceTag, Release } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { cmp, ops, overallStatus } from "../support/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { buildFixture, type Fixture } from "./fixture.ts";
 
@@ -8,8 +9,6 @@ import { buildFixture, type Fixture } from "./fixture.ts";
 // rows the fixture inserted: filter, sort and map the arrays; never ask the compiler or SQL.
 
 type Row = Record<string, unknown>;
-type Op = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
-const ops: Op[] = ["eq", "ne", "gt", "ge", "lt", "le"];
 
 // ---- the wire format, written out by hand ---------------------------------------------------------
 
@@ -64,41 +63,6 @@ function wire(resource: string, row: object): Row {
 function pick(resource: string, row: object, fields: readonly string[]): Row {
   const full = wire(resource, row);
   return Object.fromEntries(fields.map((field) => [field, full[field]]));
-}
-
-// ---- JavaScript semantics of the operators ------------------------------------------------------
-
-type Scalar = number | string | boolean | Date | null;
-const plain = (value: Scalar) =>
-  value instanceof Date ? value.getTime() : typeof value === "boolean" ? Number(value) : value;
-
-/** OData comparison: `ne` holds for null, ordering comparisons never hold for null. */
-function cmp(op: Op, left: Scalar, right: Scalar): boolean {
-  const [a, b] = [plain(left), plain(right)];
-  if (op === "eq") return a === b;
-  if (op === "ne") return a !== b;
-  if (a === null || b === null) return false;
-  switch (op) {
-    case "gt":
-      return a > b;
-    case "ge":
-      return a >= b;
-    case "lt":
-      return a < b;
-    case "le":
-      return a <= b;
-  }
-}
-
-/** src/odata/sql/computed.ts's rule, first match wins. */
-function overallStatus(d: Device): string {
-  if (!d.is_active) return "inactive";
-  if (!d.is_online && d.last_connectivity_event === null) return "configuring";
-  if (!d.is_online) return "offline";
-  if (d.provisioning_progress !== null) return "configuring";
-  if (d.download_progress !== null || d.status === "Downloading" || d.status === "Installing")
-    return "updating";
-  return "idle";
 }
 
 const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
