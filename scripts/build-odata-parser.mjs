@@ -2,7 +2,13 @@
 // dialect pinejs-client and balena-sdk speak), with two corrections to standard OData semantics:
 //  - operator precedence: OData 4.01 URL conventions §5.1.1.15 (the grammar carries this table as a
 //    comment); the shipped one gives `and` and `or` one level, so `a or b and c` means `(a or b) and c`;
-//  - `$orderby` without a direction is ascending; the shipped one makes it descending.
+//  - `$orderby` without a direction is ascending; the shipped one makes it descending;
+//  - a number written with a decimal point is a decimal (`2.0` divides as a decimal), one without
+//    is an integer; the shipped one calls every number Real and loses the difference;
+//  - `in` is a comparison: `a div 2 in (1)` means `(a div 2) in (1)`; the shipped one lets `in`
+//    bind to whatever operand precedes it;
+//  - a parenthesised expression stays one node (`['()', e]`): the shipped one merges
+//    `(a eq b) eq c` into the chain `a eq b eq c`, whose meaning is lost.
 // Each patch must apply exactly once, so a changed grammar fails the install instead of parsing wrongly.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -33,6 +39,26 @@ patch(
   "operator precedence",
 );
 patch("/\t'' { return 'desc' }", "/\t'' { return 'asc' }", "default sort direction");
+patch(
+  "\t\t/\tboundary 'in' boundary\n\t\t\trhs:GroupedPrimitive",
+  "\t\t/\tboundary 'in' boundary\n\t\t\t&{ return operatorPrecedence.eq + 1 > minPrecedence }\n\t\t\trhs:GroupedPrimitive",
+  "'in' precedence",
+);
+patch(
+  "GroupedPrecedenceExpression =\n\t'(' spaces @FilterByExpression spaces ')'",
+  "GroupedPrecedenceExpression =\n\t'(' spaces e:FilterByExpression spaces ')'\n\t{ return Array.isArray(e) ? ['()', e] : e }",
+  "parenthesised expressions",
+);
+patch(
+  "n:Number\n\t{ return Bind(['Real', n]) }",
+  "n:Number\n\t{ return Bind([text().includes('.') ? 'Real' : 'Integer', n]) }",
+  "decimal literals",
+);
+patch(
+  "n:Number\n\t\t{ return [ 'Real', n ] }",
+  "n:Number\n\t\t{ return [ text().includes('.') ? 'Real' : 'Integer', n ] }",
+  "decimal alias values",
+);
 
 const source = peggy.generate(grammar, {
   output: "source",

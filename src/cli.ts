@@ -1,46 +1,38 @@
-// `fleetgate <command> [options]`: each command lives in src/commands/<command>.ts.
-const commands: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
-  serve: () => import("./commands/serve.ts"),
-  migrate: () => import("./commands/migrate.ts"),
-  seed: () => import("./commands/seed.ts"),
-  user: () => import("./commands/user.ts"),
-  org: () => import("./commands/org.ts"),
-  catalogue: () => import("./commands/catalogue.ts"),
-  supervisor: () => import("./commands/supervisor.ts"),
-  fleet: () => import("./commands/fleet.ts"),
-};
+// `fleetgate <command> [options]`. The command line is commander's: it is maintained, has no
+// dependencies, and generates each command's --help from the same definitions that parse it, so
+// the help lists every option and cannot fall behind. Each command's work lives in
+// src/commands/<command>.ts and loads only when that command runs.
+import { Command } from "commander";
+import packageJson from "../package.json" with { type: "json" };
+import { addDeviceCommands } from "./commands/device-commands.ts";
+import { documented } from "./commands/help.ts";
+import { addServerCommands } from "./commands/server-commands.ts";
 
-const usage = `Usage: fleetgate <command> [options]
+const program = new Command("fleetgate")
+  .description(
+    "fleetgate: the cloud data API of a device-fleet platform (OData, GraphQL, and remote control of devices)",
+  )
+  .version(packageJson.version, "-v, --version", "print fleetgate's version")
+  .helpOption("-h, --help", "show this help")
+  .helpCommand("help [command]", "show the help of a command");
+addServerCommands(program);
+addDeviceCommands(program);
+documented(
+  program,
+  [
+    "npm start                       # the server on http://127.0.0.1:3000",
+    "npm run seed                    # the demo data",
+    "npx fleetgate user add --help   # the options of one command",
+  ],
+  "Inside the project, run `npx fleetgate …` (or `node bin/fleetgate.js …`).",
+);
 
-Commands:
-  serve           run the API server (applies pending migrations first)
-  migrate         apply pending database migrations and exit
-  seed --demo     load the demo catalogue, organization, fleets, releases and devices
-  user add <username> --email <email> --password <password> [--admin]
-                  create a user (and their personal organization)
-  org add <handle> [--name <name>] [--owner <username>]
-                  create an organization, optionally with its first owner
-  catalogue import <file.json>
-                  validate a catalogue (a /config document or a list of entries) and load it in one transaction
-  catalogue export
-                  print the catalogue as a JSON list of entries
-  supervisor --unmanaged [--api-key <key>] [--app-id <id>] [options]
-  supervisor --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> [--device-type <slug>] [options]
-                  run a simulated device's supervisor (its device API); prints {"uuid","port","apiKey"} once it listens
-  fleet --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> --devices <n> [--json] [options]
-                  run N simulated devices of one fleet in this process (see the README for fault flags)
-`;
-
-const [name, ...args] = process.argv.slice(2);
-const load = name ? commands[name] : undefined;
-if (!load) {
-  process.stderr.write(usage);
-  process.exit(name && name !== "help" && name !== "--help" ? 2 : 0);
-}
+// Without a command, the help is the answer, not an error.
+const argv = process.argv.length > 2 ? process.argv : [...process.argv, "--help"];
 try {
-  const command = await load();
-  await command.run(args);
+  await program.parseAsync(argv);
 } catch (error) {
-  process.stderr.write(`fleetgate ${name}: ${(error as Error).message}\n`);
+  // What a command's work threw (commander exits by itself on a bad command line).
+  process.stderr.write(`fleetgate ${process.argv[2]}: ${(error as Error).message}\n`);
   process.exit(1);
 }

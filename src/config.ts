@@ -2,6 +2,24 @@ import { availableParallelism } from "node:os";
 import { z } from "zod";
 import { catalogueConfigSchema } from "./catalogue/config.ts";
 
+// The longest delay Node's timers take: a longer one fires after 1 ms instead.
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const YEAR_SECONDS = 365 * 24 * 60 * 60;
+
+/**
+ * A duration in whole `unit`s between `min` and `max`: every duration is bounded, so none can
+ * overflow a timer or a database setting, and the error names the variable and the range.
+ */
+function duration(unit: "seconds" | "milliseconds", min: number, max: number, fallback: number) {
+  const range = `must be a whole number of ${unit} from ${min} to ${max}`;
+  return z.coerce
+    .number({ error: range })
+    .int({ error: range })
+    .min(min, { error: range })
+    .max(max, { error: range })
+    .default(fallback);
+}
+
 // Read and validated once at start; the README's configuration table documents each variable.
 const schema = z.object({
   HOST: z.string().default("127.0.0.1"),
@@ -12,17 +30,27 @@ const schema = z.object({
     .int()
     .positive()
     .default(2 * availableParallelism()),
+  // Every statement has a time-out (0: none): a read, or any statement of its own, and each
+  // statement of a write transaction. A caller waits this long at most for a connection.
+  DATABASE_STATEMENT_TIMEOUT_MS: duration("milliseconds", 0, MAX_TIMER_MS, 5_000),
+  DATABASE_WRITE_TIMEOUT_MS: duration("milliseconds", 0, MAX_TIMER_MS, 30_000),
+  DATABASE_CONNECT_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 5_000),
   DATA_DIR: z.string().default("./data"),
   ADMIN_USERNAME: z.string().min(1).default("admin"),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   JWT_SECRET: z.string().min(32).optional(),
   // A device that reported once and then stays silent this long (seconds) is marked offline.
-  DEVICE_OFFLINE_TIMEOUT: z.coerce.number().int().positive().default(90),
+  DEVICE_OFFLINE_TIMEOUT: duration("seconds", 1, YEAR_SECONDS, 90),
   SUPERVISOR_KEY_SECRET: z.string().min(32).optional(),
   // The proxy: how long one device may take, how many are called at once, which networks it may call.
-  PROXY_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  PROXY_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 10_000),
   PROXY_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(128),
   PROXY_ALLOWED_NETWORKS: z.string().optional(),
+  // OData reads: the cost limit (rows a request could produce), what a collection or expansion
+  // without $top counts as, and how deeply $expand may nest.
+  ODATA_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),
+  ODATA_UNBOUNDED_ROWS: z.coerce.number().int().positive().default(1000),
+  ODATA_MAX_EXPAND_DEPTH: z.coerce.number().int().positive().default(5),
   // GraphQL at /graphql: the protections, and whether the schema may be explored.
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),

@@ -50,6 +50,23 @@ export class TooManyRequests extends FleetgateError {
   }
 }
 
+/** The database cannot be reached (a restart, a failover, every connection busy): retry shortly. */
+export class ServiceUnavailable extends FleetgateError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, 503, "SERVICE_UNAVAILABLE");
+  }
+}
+
+/** A statement ran longer than its time-out and was stopped. */
+export class GatewayTimeout extends FleetgateError {
+  constructor(message: string) {
+    super(message, 504, "GATEWAY_TIMEOUT");
+  }
+}
+
 /** Every error class a client can meet; the README's error table lists each of them. */
 export const errorClasses = [
   BadRequest,
@@ -58,4 +75,6 @@ export const errorClasses = [
   NotFound,
   Conflict,
   TooManyRequests,
+  ServiceUnavailable,
+  GatewayTimeout,
 ] as const;

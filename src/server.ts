@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { Logger } from "pino";
 import { Authenticator } from "./auth/caller.ts";
 import { permissionsFor } from "./auth/policies.ts";
-import { authRoutes, callerOf, requireCaller } from "./auth/routes.ts";
+import { authRoutes, callerOf, readerOf, requireCaller } from "./auth/routes.ts";
 import { signingSecret, storedSecret } from "./auth/secrets.ts";
 import { LoginThrottle } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
@@ -13,7 +13,9 @@ import { KeyBox } from "./devices/key-box.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
 import { sendError } from "./http/errors.ts";
+import { useJsonBodies } from "./http/json-body.ts";
 import { useRequestLog } from "./http/request-log.ts";
+import { useUnitOfWork } from "./http/unit-of-work.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
 import { buildVersions } from "./odata/versions/index.ts";
@@ -37,13 +39,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     return503OnClosing: true,
   });
   app.setErrorHandler(sendError);
-  // Some clients send `content-type: application/json` on a DELETE without a body: that is no body,
-  // not a malformed one. Everything else goes through fastify's own (prototype-poisoning-safe) parser.
-  const parseJson = app.getDefaultJsonParser("error", "error");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if (body === "") done(null, undefined);
-    else parseJson(request, body.toString(), done);
-  });
+  useJsonBodies(app);
   app.setNotFoundHandler((_request, reply) => {
     reply.code(404).send("");
   });
@@ -57,8 +53,9 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     exposedHeaders: ["Retry-After", "Location", "x-sql-statements", "x-affected-rows"],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
-  // Before any route: the request log wraps every handler that is registered after it.
+  // Before any route: the request log and cancellation wrap every handler registered after them.
   useRequestLog(app);
+  useUnitOfWork(app);
 
   app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
 
@@ -68,19 +65,24 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   app.addHook("preHandler", async (request) => {
     await callerOf(request, authenticator);
   });
-  // 10 failed logins per username, and 50 per address, in 15 minutes.
-  const throttle = new LoginThrottle(10, 15 * 60 * 1000);
-  const addressThrottle = new LoginThrottle(50, 15 * 60 * 1000);
-  authRoutes(app, { db: deps.db, model: deps.model, authenticator, throttle, addressThrottle });
+  authRoutes(app, { db: deps.db, model: deps.model, authenticator, throttle: new LoginThrottle() });
   odataRoutes(app, {
     db: deps.db,
     model: deps.model,
     versions: buildVersions(deps.model),
     callerOf: async (request) => {
-      const caller = await requireCaller(request, authenticator);
-      return { permissions: permissionsFor(caller), actor: caller.actor };
+      const caller = await readerOf(request, authenticator);
+      return {
+        permissions: permissionsFor(caller),
+        actor: caller.kind === "anonymous" ? undefined : caller.actor,
+      };
     },
     identitiesChanged: () => authenticator.forget(),
+    limits: {
+      maxCost: deps.config.ODATA_MAX_COST,
+      unboundedRows: deps.config.ODATA_UNBOUNDED_ROWS,
+      maxExpandDepth: deps.config.ODATA_MAX_EXPAND_DEPTH,
+    },
   });
   const keys = new KeyBox(
     await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),

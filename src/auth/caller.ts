@@ -3,7 +3,7 @@ import type { Executor } from "../db/database.ts";
 import { hashKey } from "./api-keys.ts";
 import { looksLikeJwt, type SessionClaims, verifyToken } from "./tokens.ts";
 
-/** Who is calling, as resolved from their credential. */
+/** Who is calling, as resolved from their credential; `anonymous` when the request carries none. */
 export type Caller =
   | {
       readonly kind: "user";
@@ -27,7 +27,14 @@ export type Caller =
       readonly actor: number;
       readonly applicationId: number;
       readonly slug: string;
-    };
+    }
+  // No credential at all (an invalid one is refused instead): reads what is public, writes nothing.
+  | { readonly kind: "anonymous" };
+
+/** A caller whose credential was checked: the only kind that may write or act on devices. */
+export type Authenticated = Exclude<Caller, { kind: "anonymous" }>;
+
+export const anonymous: Caller = { kind: "anonymous" };
 
 interface KeyRow {
   actor: number;
@@ -48,7 +55,7 @@ const ttlMs = 5_000;
 const maxEntries = 10_000;
 
 export class Authenticator {
-  private readonly cache = new Map<string, { caller: Caller; expires: number }>();
+  private readonly cache = new Map<string, { caller: Authenticated; expires: number }>();
 
   constructor(
     private readonly db: Executor,
@@ -64,7 +71,7 @@ export class Authenticator {
     this.cache.clear();
   }
 
-  async authenticate(credential: string): Promise<Caller | undefined> {
+  async authenticate(credential: string): Promise<Authenticated | undefined> {
     const cacheKey = createHash("sha256").update(credential).digest("base64url");
     const cached = this.cache.get(cacheKey);
     if (cached && cached.expires > Date.now()) return cached.caller;
@@ -78,7 +85,7 @@ export class Authenticator {
     return caller;
   }
 
-  private async fromToken(token: string): Promise<Caller | undefined> {
+  private async fromToken(token: string): Promise<Authenticated | undefined> {
     const claims = await verifyToken(this.secret, token);
     if (!claims) return undefined;
     const [user] = await this.db.query<{
@@ -103,7 +110,7 @@ export class Authenticator {
     };
   }
 
-  private async fromApiKey(key: string): Promise<Caller | undefined> {
+  private async fromApiKey(key: string): Promise<Authenticated | undefined> {
     const [row] = await this.db.query<KeyRow>({
       text: `SELECT k."is_of__actor" AS actor,
                     u."id" AS user_id, u."username", u."email", u."is_admin",
@@ -157,4 +164,14 @@ export function credentialOf(
   if (bearer) return bearer;
   const apikey = (query as { apikey?: unknown } | undefined)?.apikey;
   return typeof apikey === "string" && apikey !== "" ? apikey : undefined;
+}
+
+/**
+ * Whether the request carries something meant as a credential: a non-empty `Authorization` header
+ * (of any scheme) or `?apikey=`. One that does not resolve to a caller is a 401, never anonymous.
+ */
+export function presentsCredential(headers: { authorization?: string | undefined }, query: unknown): boolean {
+  if ((headers.authorization ?? "").trim() !== "") return true;
+  const apikey = (query as { apikey?: unknown } | undefined)?.apikey;
+  return apikey !== undefined && apikey !== "";
 }

@@ -15,10 +15,13 @@ function memberFleets(userId: number): Fragment {
     SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")}))`;
 }
 
-/** Fleets a user may read: their organizations' and every public one. */
-function readableFleets(userId: number): Fragment {
-  return sql`(SELECT fa."id" FROM "application" fa WHERE fa."is_public" OR fa."organization" IN (
-    SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")}))`;
+// A public fleet is there to be found and joined: its own row and its final, successful, valid
+// releases are readable by every caller, with or without a credential. Nothing else of it is public.
+const isPublicFleet = (row: Fragment): Fragment => sql`${row}."is_public"`;
+
+function publicRelease(row: Fragment): Fragment {
+  return sql`(${row}."is_final" AND ${row}."status" = 'success' AND NOT ${row}."is_invalidated"
+    AND ${row}."belongs_to__application" IN (SELECT pa."id" FROM "application" pa WHERE pa."is_public"))`;
 }
 
 function memberOrganizations(userId: number): Fragment {
@@ -84,8 +87,16 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
           return sql`${row}."is_member_of__organization" IN ${memberOrganizations(userId)}`;
         case "api_key":
           return manageableKeys(row, actor, memberFleets(userId));
+        case "application":
+          return sql`(${isPublicFleet(row)} OR ${row}."organization" IN ${memberOrganizations(userId)})`;
+        case "release":
+          return sql`(${row}."belongs_to__application" IN ${memberFleets(userId)} OR ${publicRelease(row)})`;
+        case "device":
+          // A device a user joined (to any fleet) shows them its own row, and only that.
+          return sql`(${row}."belongs_to__application" IN ${memberFleets(userId)}
+            OR ${row}."belongs_to__user" = ${param(userId, "int4")})`;
         default:
-          return byFleet(resource.table, row, readableFleets(userId)) ?? none;
+          return byFleet(resource.table, row, memberFleets(userId)) ?? none;
       }
     },
     writable(resource: Resource, row: Fragment) {
@@ -98,6 +109,9 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
           return sql`${row}."is_member_of__organization" IN ${ownedOrganizations(userId)}`;
         case "api_key":
           return manageableKeys(row, actor, memberFleets(userId));
+        case "application":
+          // By its organization, not its id: a fleet about to be created has none yet.
+          return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
         default:
           return byFleet(resource.table, row, memberFleets(userId)) ?? none;
       }
@@ -118,9 +132,11 @@ function devicePermissions(caller: Extract<Caller, { kind: "device" }>): Permiss
         case "device_environment_variable":
           return sql`${row}."device" = ${device}`;
         case "application":
-          return resource.name === "my_application" ? none : sql`${row}."id" = ${fleet}`;
+          return resource.name === "my_application"
+            ? none
+            : sql`(${row}."id" = ${fleet} OR ${isPublicFleet(row)})`;
         case "release":
-          return sql`${row}."belongs_to__application" = ${fleet}`;
+          return sql`(${row}."belongs_to__application" = ${fleet} OR ${publicRelease(row)})`;
         case "application_environment_variable":
           return sql`${row}."application" = ${fleet}`;
         default:
@@ -137,11 +153,30 @@ function fleetPermissions(caller: Extract<Caller, { kind: "application" }>): Per
   return {
     readable(resource: Resource, row: Fragment) {
       if (catalogue.has(resource.table)) return all;
-      return resource.name === "application" ? sql`${row}."id" = ${fleet}` : none;
+      if (resource.name === "application") return sql`(${row}."id" = ${fleet} OR ${isPublicFleet(row)})`;
+      return resource.table === "release" ? publicRelease(row) : none;
     },
     writable: () => none,
   };
 }
+
+// Without a credential: the public fleets, their public releases and the public catalogue, as a
+// guest of the reference API reads them. Never anything writable.
+const anonymousCatalogue = new Set(["device_type_alias", "cpu_architecture"]);
+const anonymousPermissions: Permissions = {
+  readable(resource: Resource, row: Fragment) {
+    if (resource.name === "application") return isPublicFleet(row);
+    switch (resource.table) {
+      case "release":
+        return publicRelease(row);
+      case "device_type":
+        return sql`NOT ${row}."is_private"`;
+      default:
+        return anonymousCatalogue.has(resource.table) ? all : none;
+    }
+  },
+  writable: () => none,
+};
 
 export function permissionsFor(caller: Caller): Permissions {
   switch (caller.kind) {
@@ -161,5 +196,7 @@ export function permissionsFor(caller: Caller): Permissions {
       return devicePermissions(caller);
     case "application":
       return fleetPermissions(caller);
+    case "anonymous":
+      return anonymousPermissions;
   }
 }

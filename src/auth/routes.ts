@@ -3,7 +3,14 @@ import type { Database } from "../db/database.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { createApiKey } from "./api-keys.ts";
-import { type Authenticator, type Caller, credentialOf } from "./caller.ts";
+import {
+  type Authenticated,
+  type Authenticator,
+  anonymous,
+  type Caller,
+  credentialOf,
+  presentsCredential,
+} from "./caller.ts";
 import { hashPassword, verifyPassword } from "./passwords.ts";
 import type { LoginThrottle } from "./throttle.ts";
 import { issueToken } from "./tokens.ts";
@@ -13,28 +20,41 @@ export interface AuthDeps {
   readonly db: Database;
   readonly model: Model;
   readonly authenticator: Authenticator;
-  /** Failed logins per username. */
+  /** Failed logins per (username, address), per address and per username. */
   readonly throttle: LoginThrottle;
-  /** Failed logins per client address. */
-  readonly addressThrottle: LoginThrottle;
 }
 
 const callers = new WeakMap<FastifyRequest, Promise<Caller | undefined>>();
 
-/** The caller of a request, resolved once per request; undefined without a (valid) credential. */
+/**
+ * The caller of a request, resolved once per request: `anonymous` when it carries no credential,
+ * undefined when the one it carries is invalid (unknown, revoked, expired, forged or malformed).
+ */
 export function callerOf(request: FastifyRequest, authenticator: Authenticator): Promise<Caller | undefined> {
   let caller = callers.get(request);
   if (!caller) {
     const credential = credentialOf(request.headers, request.query);
-    caller = credential ? authenticator.authenticate(credential) : Promise.resolve(undefined);
+    if (credential) caller = authenticator.authenticate(credential);
+    else caller = Promise.resolve(presentsCredential(request.headers, request.query) ? undefined : anonymous);
     callers.set(request, caller);
   }
   return caller;
 }
 
-export async function requireCaller(request: FastifyRequest, authenticator: Authenticator): Promise<Caller> {
+/** A reader: the caller, anonymous without a credential; an invalid credential is a 401. */
+export async function readerOf(request: FastifyRequest, authenticator: Authenticator): Promise<Caller> {
   const caller = await callerOf(request, authenticator);
   if (!caller) throw new Unauthorized();
+  return caller;
+}
+
+/** A caller with a valid credential: writes, keys, the proxy and the device API need one (401 otherwise). */
+export async function requireCaller(
+  request: FastifyRequest,
+  authenticator: Authenticator,
+): Promise<Authenticated> {
+  const caller = await callerOf(request, authenticator);
+  if (!caller || caller.kind === "anonymous") throw new Unauthorized();
   return caller;
 }
 
@@ -66,12 +86,11 @@ function expiryDate(body: Record<string, unknown>): string | null {
 }
 
 export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
-  const { db, authenticator, throttle, addressThrottle } = deps;
+  const { db, authenticator, throttle } = deps;
 
-  /** The actor of a fleet or device the caller may write (they may then hold a key for it). */
   /** The actor of a fleet or device the caller may change (they may then hold a key for it). */
   async function writableActor(
-    caller: Caller,
+    caller: Authenticated,
     table: "application" | "device",
     id: unknown,
   ): Promise<number> {
@@ -80,27 +99,35 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
     return writableRowActor(db, deps.model, caller, table, id);
   }
 
-  app.post("/login_", async (request, reply) => {
-    const body = bodyObject(request.body);
-    const { username, password } = body;
-    if (typeof username !== "string" || typeof password !== "string")
-      throw new BadRequest("username and password are required");
-    const userKey = username.toLowerCase();
-    throttle.check([userKey]);
-    addressThrottle.check([request.ip]);
+  /** The user whose password this is, if any. */
+  async function passwordHolder(
+    username: string,
+    password: string,
+  ): Promise<{ id: number; jwt_secret: string } | undefined> {
     const [user] = await db.query<{ id: number; password: string; jwt_secret: string }>({
       text: `SELECT "id", "password", "jwt_secret" FROM "user" WHERE "username" = $1::text`,
       values: [username],
     });
     // An unknown username costs the same scrypt work as a wrong password, so timing reveals nothing.
     const valid = await verifyPassword(password, user?.password ?? (await unknownUserHash));
-    if (!user || !valid) {
-      throttle.fail([userKey]);
-      addressThrottle.fail([request.ip]);
-      throw new Unauthorized();
+    return user && valid ? user : undefined;
+  }
+
+  app.post("/login_", async (request, reply) => {
+    const body = bodyObject(request.body);
+    const { username, password } = body;
+    if (typeof username !== "string" || typeof password !== "string")
+      throw new BadRequest("username and password are required");
+    const attempt = throttle.begin(username, request.ip);
+    let user: { id: number; jwt_secret: string } | undefined;
+    try {
+      user = await passwordHolder(username, password);
+    } finally {
+      // An error on the way counts as a failure: the throttle must not be a way around itself.
+      if (user) attempt.succeeded();
+      else attempt.failed();
     }
-    // Only the username's count restarts: one good account must not reset an address's failures.
-    throttle.succeed([userKey]);
+    if (!user) throw new Unauthorized();
     const token = await issueToken(authenticator.signingSecret, {
       id: user.id,
       jwt_secret: user.jwt_secret,

@@ -1,55 +1,227 @@
+import { createHash } from "node:crypto";
+import { isIPv6 } from "node:net";
 import { TooManyRequests } from "../errors.ts";
 
-const maxKeys = 100_000;
-
 /**
- * Counts failed logins per key (a username, an address) in a sliding window; past the limit, a
- * login is refused with 429 and Retry-After until the oldest failure leaves the window.
+ * How one kind of key is throttled: a leaky bucket of failures. Each failure adds one; the level
+ * drains by one every `drainMs`. Up to `free` failures cost nothing; each one above it makes the key
+ * wait before its next attempt, twice as long as the one before (up to the throttle's cap).
  */
-export class LoginThrottle {
-  private readonly failures = new Map<string, number[]>();
+export interface Allowance {
+  readonly free: number;
+  readonly drainMs: number;
+}
+
+export interface ThrottleOptions {
+  /** One (username, address) pair: a person mistyping, or one client guessing one account. */
+  readonly pair: Allowance;
+  /** One address, any usernames: one client guessing many accounts (or many people behind one NAT). */
+  readonly address: Allowance;
+  /**
+   * One username, from anywhere: many addresses guessing one account. Much higher than the pair's,
+   * so that failures elsewhere do not lock the owner out; a single address, held to its pair's rate,
+   * never fills it.
+   */
+  readonly username: Allowance;
+  /** The wait after the first failure above an allowance; each further one doubles it. */
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  /** The most keys each kind holds, so that endless random usernames and addresses stay bounded. */
+  readonly maxKeys: number;
+}
+
+export const defaultThrottleOptions: ThrottleOptions = {
+  pair: { free: 5, drainMs: 5 * 60_000 },
+  address: { free: 30, drainMs: 60_000 },
+  username: { free: 200, drainMs: 30_000 },
+  baseDelayMs: 1_000,
+  maxDelayMs: 15 * 60_000,
+  maxKeys: 100_000,
+};
+
+interface Entry {
+  /** Failures not yet drained, as of `at`. */
+  level: number;
+  at: number;
+  /** No attempt for this key before this time. */
+  blockedUntil: number;
+  /** Attempts begun and not yet ended: their passwords are being checked right now. */
+  pending: number;
+}
+
+/** Failures of one kind of key (pair, address or username). */
+class Ledger {
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
-    private readonly limit: number,
-    private readonly windowMs: number,
+    private readonly allowance: Allowance,
+    private readonly options: ThrottleOptions,
   ) {}
 
-  private recent(key: string, now: number): number[] {
-    const kept = (this.failures.get(key) ?? []).filter((at) => now - at < this.windowMs);
-    if (kept.length) this.failures.set(key, kept);
-    else this.failures.delete(key);
-    return kept;
+  get size(): number {
+    return this.entries.size;
   }
 
-  check(keys: readonly string[], now = Date.now()): void {
-    for (const key of keys) {
-      const recent = this.recent(key, now);
-      if (recent.length >= this.limit) {
-        const retryAfter = Math.ceil(((recent[0] ?? now) + this.windowMs - now) / 1000);
-        throw new TooManyRequests("Too many failed logins; try again later", Math.max(1, retryAfter));
-      }
+  private level(entry: Entry, now: number): number {
+    return Math.max(0, entry.level - (now - entry.at) / this.allowance.drainMs);
+  }
+
+  /** Milliseconds this key must wait before another attempt; 0 when it may go ahead. */
+  waitMs(key: string, now: number): number {
+    const entry = this.entries.get(key);
+    if (!entry) return 0;
+    if (now < entry.blockedUntil) return entry.blockedUntil - now;
+    // Beyond the free allowance attempts go one at a time, so a burst of parallel guesses cannot
+    // all pass the check before the first of them has failed.
+    if (entry.pending > 0 && this.level(entry, now) + entry.pending >= this.allowance.free) return 1_000;
+    return 0;
+  }
+
+  begin(key: string, now: number): void {
+    const entry = this.entries.get(key) ?? { level: 0, at: now, blockedUntil: 0, pending: 0 };
+    entry.pending += 1;
+    this.touch(key, entry, now);
+  }
+
+  fail(key: string, now: number): void {
+    const entry = this.entries.get(key) ?? { level: 0, at: now, blockedUntil: 0, pending: 1 };
+    entry.pending = Math.max(0, entry.pending - 1);
+    entry.level = this.level(entry, now) + 1;
+    entry.at = now;
+    const over = Math.ceil(entry.level - this.allowance.free);
+    if (over > 0) {
+      const { baseDelayMs, maxDelayMs } = this.options;
+      entry.blockedUntil = now + Math.min(maxDelayMs, baseDelayMs * 2 ** (over - 1));
+    }
+    this.touch(key, entry, now);
+  }
+
+  /** The attempt succeeded: its failures are forgotten when `forgive`, else only the attempt ends. */
+  succeed(key: string, forgive: boolean): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    entry.pending = Math.max(0, entry.pending - 1);
+    if (forgive) {
+      entry.level = 0;
+      entry.blockedUntil = 0;
+    }
+    if (entry.level === 0 && entry.pending === 0 && entry.blockedUntil === 0) this.entries.delete(key);
+  }
+
+  /** Re-inserts, so the map's order is the order of last use and the sweep drops the stalest. */
+  private touch(key: string, entry: Entry, now: number): void {
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    if (this.entries.size > this.options.maxKeys) this.sweep(now);
+  }
+
+  private sweep(now: number): void {
+    for (const [key, entry] of this.entries) {
+      if (entry.pending === 0 && now >= entry.blockedUntil && this.level(entry, now) === 0)
+        this.entries.delete(key);
+    }
+    // Down to 90%, so the next sweep is a tenth of the capacity away.
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= this.options.maxKeys * 0.9) break;
+      this.entries.delete(key);
     }
   }
+}
 
-  fail(keys: readonly string[], now = Date.now()): void {
-    for (const key of keys) this.failures.set(key, [...this.recent(key, now), now]);
-    if (this.failures.size > maxKeys) this.sweep(now);
+export interface LoginAttempt {
+  failed(now?: number): void;
+  succeeded(): void;
+}
+
+/**
+ * Throttles failed logins per (username, address) pair, per address and per username, with a
+ * delay that grows with the failures instead of a lock: nobody can lock another user out short of
+ * the per-username ceiling. Unknown usernames are counted exactly like known ones.
+ */
+export class LoginThrottle {
+  private readonly pairs: Ledger;
+  private readonly addresses: Ledger;
+  private readonly usernames: Ledger;
+
+  constructor(readonly options: ThrottleOptions = defaultThrottleOptions) {
+    this.pairs = new Ledger(options.pair, options);
+    this.addresses = new Ledger(options.address, options);
+    this.usernames = new Ledger(options.username, options);
+  }
+
+  /** Keys held, over the three kinds. */
+  get size(): number {
+    return this.pairs.size + this.addresses.size + this.usernames.size;
   }
 
   /**
-   * Bounds memory when failures arrive for endless distinct keys (random usernames): drop what left
-   * the window, then the keys that failed longest ago.
+   * Refuses with 429 and Retry-After while the pair, the address or the username must wait;
+   * otherwise the attempt is in flight until `failed` or `succeeded` ends it.
    */
-  private sweep(now: number): void {
-    for (const key of [...this.failures.keys()]) this.recent(key, now);
-    // Down to 90%, so the next sweeps are 10,000 failures away.
-    for (const key of this.failures.keys()) {
-      if (this.failures.size <= maxKeys * 0.9) break;
-      this.failures.delete(key);
+  begin(username: string, address: string, now = Date.now()): LoginAttempt {
+    const user = usernameKey(username);
+    const from = addressKey(address);
+    const pair = `${from} ${user}`;
+    const waitMs = Math.max(
+      this.pairs.waitMs(pair, now),
+      this.addresses.waitMs(from, now),
+      this.usernames.waitMs(user, now),
+    );
+    if (waitMs > 0) {
+      throw new TooManyRequests("Too many failed logins; try again later", Math.ceil(waitMs / 1000));
     }
+    this.pairs.begin(pair, now);
+    this.addresses.begin(from, now);
+    this.usernames.begin(user, now);
+    let ended = false;
+    const end = (work: () => void) => {
+      if (ended) return;
+      ended = true;
+      work();
+    };
+    return {
+      failed: (at = Date.now()) =>
+        end(() => {
+          this.pairs.fail(pair, at);
+          this.addresses.fail(from, at);
+          this.usernames.fail(user, at);
+        }),
+      // The pair is the owner at their usual address: their own typos are forgiven. The address's
+      // and the username's failures may be someone else's, and stay.
+      succeeded: () =>
+        end(() => {
+          this.pairs.succeed(pair, true);
+          this.addresses.succeed(from, false);
+          this.usernames.succeed(user, false);
+        }),
+    };
   }
+}
 
-  succeed(keys: readonly string[]): void {
-    for (const key of keys) this.failures.delete(key);
-  }
+/** Usernames match case-insensitively; a long one is hashed, so a key's size is bounded. */
+function usernameKey(username: string): string {
+  const key = username.toLowerCase();
+  return key.length <= 64 ? key : createHash("sha256").update(key).digest("base64url");
+}
+
+/**
+ * An IPv4 address as it is; an IPv6 address by its /64, which one host usually holds whole (so
+ * counting single addresses would give it 2^64 allowances).
+ */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return mapped[1];
+  const plain = address.replace(/%.*$/, "");
+  if (!isIPv6(plain)) return address;
+  // A trailing dotted quad stands for two groups.
+  const groupsOf = (part: string) =>
+    part === "" ? [] : part.split(":").flatMap((group) => (group.includes(".") ? ["0", "0"] : [group]));
+  const [head = "", tail] = plain.split("::");
+  const left = groupsOf(head);
+  const right = tail === undefined ? [] : groupsOf(tail);
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(":")}::/64`;
 }

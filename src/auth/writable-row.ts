@@ -2,7 +2,7 @@ import type { Executor } from "../db/database.ts";
 import { ident, param, sql, toStatement } from "../db/sql.ts";
 import { NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import type { Caller } from "./caller.ts";
+import type { Authenticated } from "./caller.ts";
 import { permissionsFor } from "./policies.ts";
 
 /**
@@ -12,7 +12,7 @@ import { permissionsFor } from "./policies.ts";
 export async function writableRowActor(
   db: Executor,
   model: Model,
-  caller: Caller,
+  caller: Authenticated,
   table: "application" | "device",
   id: number,
 ): Promise<number> {

@@ -7,11 +7,12 @@ import { CURRENT_SUPERVISOR_VERSION, parseVersion } from "../supervisor/versions
 
 const usage = `fleetgate fleet --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> --devices <n>
   [--json] [--data-dir <dir>] [--concurrency <n>] [--supervisor-version <x.y.z[,x.y.z…]>] [--services <n>]
-  [--heartbeat-interval <s>] [--poll-interval <s>] [--download-ms <ms>] [--install-ms <ms>]
+  [--heartbeat-interval <s>] [--poll-interval <s>] [--download-ms <ms>] [--install-ms <ms>] [--state-api <v3|v2>]
   [--delay-ms <ms>] [--error-rate <0-1>] [--locked-share <0-1>] [--offline-share <0-1>]`;
 
 const share = z.coerce.number().min(0).max(1).default(0);
-const schema = z.object({
+/** The flags and their defaults: `fleetgate fleet --help` is checked against it. */
+export const fleetSchema = z.object({
   api: z.url(),
   "provisioning-key": z.string().min(1).optional(),
   token: z.string().min(1).optional(),
@@ -31,6 +32,8 @@ const schema = z.object({
   "poll-interval": z.coerce.number().positive().default(60),
   "download-ms": z.coerce.number().int().min(0).default(DEFAULT_TIMINGS.downloadMs),
   "install-ms": z.coerce.number().int().min(0).default(DEFAULT_TIMINGS.installMs),
+  // Where state reports go: v3 as a v17 supervisor reports, v2 the older endpoint.
+  "state-api": z.enum(["v3", "v2"]).default("v3"),
   "delay-ms": z.coerce.number().int().min(0).default(0),
   "error-rate": share,
   "locked-share": share,
@@ -38,7 +41,7 @@ const schema = z.object({
 });
 
 const flags = Object.fromEntries(
-  [...Object.keys(schema.shape)].map(
+  [...Object.keys(fleetSchema.shape)].map(
     (name) => [name, { type: name === "json" ? "boolean" : "string" }] as const,
   ),
 ) as Record<string, { type: "string" | "boolean" }>;
@@ -57,7 +60,7 @@ function progress(started: number, total: number): void {
 // `fleetgate fleet`: N simulated devices of one fleet in this process.
 export async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: flags });
-  const parsed = schema.safeParse(values);
+  const parsed = fleetSchema.safeParse(values);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `--${issue.path.join(".")}: ${issue.message}`);
     throw new Error(`${problems.join("; ")}\nusage: ${usage}`);
@@ -75,6 +78,7 @@ export async function run(args: string[]): Promise<void> {
     ...(options["provisioning-key"] ? { provisioningKey: options["provisioning-key"] } : {}),
     ...(options.token ? { token: options.token } : {}),
     heartbeatMs: options["heartbeat-interval"] * 1000,
+    stateApi: options["state-api"],
     faults: { delayMs: options["delay-ms"], errorRate: options["error-rate"] },
     lockedShare: options["locked-share"],
     offlineShare: options["offline-share"],

@@ -1,18 +1,7 @@
-import { parseArgs } from "node:util";
-import { loadConfig } from "../config.ts";
-import { migrate } from "../db/migrate.ts";
-import { openDatabase } from "../db/open.ts";
-import { seedDemo } from "../seed/demo.ts";
+import { runCommand } from "./run-command.ts";
 
-export async function run(args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { demo: { type: "boolean" } } });
-  if (!values.demo) throw new Error("say what to seed: fleetgate seed --demo");
-  const db = await openDatabase(loadConfig());
-  try {
-    await migrate(db);
-    const summary = await seedDemo(db);
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-  } finally {
-    await db.close();
-  }
+// `fleetgate seed --demo`: the only seed there is, but it is named, so a bare `seed` changes nothing.
+export async function run(options: { readonly demo?: boolean }): Promise<void> {
+  if (!options.demo) throw new Error("say what to seed: npx fleetgate seed --demo");
+  await runCommand({ command: "seed" });
 }

@@ -1,5 +1,8 @@
+import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import packageJson from "../../package.json" with { type: "json" };
 import { ensureAdmin } from "../accounts.ts";
+import { loadDefaultCatalogue } from "../catalogue/defaults.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
@@ -7,6 +10,8 @@ import { openDatabase } from "../db/open.ts";
 import { createLogger } from "../logger.ts";
 import { buildModel } from "../model/registry.ts";
 import type { Model } from "../model/types.ts";
+import { type AdminOrigin, baseUrl, databaseInUse, startBanner } from "./banner.ts";
+import { listenForCommands } from "./control-server.ts";
 
 // Milliseconds since the process started, for the start-up line in the log.
 const since = () => Math.round(performance.now());
@@ -14,20 +19,33 @@ const loaded = since();
 
 export async function run(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL);
+  // A person at a terminal reads lines and a banner; everything else (CI, tests, log shippers)
+  // reads exactly the JSON lines.
+  const terminal = process.stdout.isTTY === true;
+  const logger = createLogger(
+    config.LOG_LEVEL,
+    terminal ? (await import("./pretty-log.ts")).prettyDestination() : undefined,
+  );
   const model = buildModel();
   // The database opens (PGlite compiles its WebAssembly off the main thread; PostgreSQL forks a
   // backend) while the HTTP side's modules load: neither waits for the other.
   const server = import("../server.ts");
   server.catch(() => {}); // awaited below; this only keeps a failed import from being "unhandled" meanwhile
-  const db = await prepareDatabase(config, model, logger);
+  const { db, admin } = await prepareDatabase(config, model, logger);
   const databaseReady = since();
   const { buildServer } = await server.catch(async (error) => {
     await db.close();
     throw error;
   });
   const app = await buildServer({ db, model, config, logger });
-  await app.listen({ host: config.HOST, port: config.PORT });
+  // The embedded database is this process's alone: `fleetgate seed`, `user add`, … run here meanwhile.
+  const commands =
+    db.kind === "embedded" ? await listenForCommands(config.DATA_DIR, db, model, logger) : undefined;
+  await app.listen({ host: config.HOST, port: config.PORT }).catch(async (error) => {
+    await commands?.close();
+    await db.close();
+    throw error;
+  });
   logger.info({ startupMs: { modules: loaded, database: databaseReady, listening: since() } }, "started");
 
   let stopping = false;
@@ -35,17 +53,37 @@ export async function run(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "stopping: finishing in-flight requests");
-    // close() stops accepting, waits for in-flight requests, then the pool closes.
-    await app.close();
+    // close() stops accepting, waits for in-flight requests and commands, then the pool closes.
+    await Promise.all([app.close(), commands?.close()]);
     await db.close();
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop("SIGTERM"));
   process.once("SIGINT", () => void stop("SIGINT"));
+  // Last, once Ctrl-C (which the banner offers) stops the server cleanly.
+  if (terminal) {
+    process.stdout.write(
+      startBanner({
+        version: packageJson.version,
+        url: baseUrl(app.server.address() as AddressInfo),
+        graphiql: config.GRAPHQL_GRAPHIQL,
+        database: databaseInUse(config),
+        adminUsername: config.ADMIN_USERNAME,
+        admin,
+      }),
+    );
+  }
 }
 
-/** Opens the database, applies pending migrations and makes sure there is an admin. */
-async function prepareDatabase(config: Config, model: Model, logger: Logger): Promise<Database> {
+/**
+ * Opens the database, applies pending migrations, makes sure there is an admin, and loads the
+ * shipped device-type catalogue into a database that never had it.
+ */
+async function prepareDatabase(
+  config: Config,
+  model: Model,
+  logger: Logger,
+): Promise<{ db: Database; admin: AdminOrigin }> {
   const db = await openDatabase(config);
   try {
     const applied = await migrate(db);
@@ -60,7 +98,10 @@ async function prepareDatabase(config: Config, model: Model, logger: Logger): Pr
           "It is shown this once; set ADMIN_PASSWORD before the first start to choose it.\n\n",
       );
     }
-    return db;
+    const deviceTypes = await loadDefaultCatalogue(db);
+    if (deviceTypes) logger.info({ deviceTypes }, "loaded the default device-type catalogue");
+    const origin = !admin.created ? "existing" : admin.generatedPassword ? "generated" : "configured";
+    return { db, admin: origin };
   } catch (error) {
     await db.close();
     throw error;

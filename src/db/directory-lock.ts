@@ -5,6 +5,16 @@ import { join, resolve } from "node:path";
 // earlier process that had the same pid (a container's pid 1, say) and is stale.
 const held = new Set<string>();
 
+/** The directory is locked by another live process: the CLI then asks that process (a running server) instead. */
+export class DirectoryInUse extends Error {
+  constructor(
+    readonly dir: string,
+    readonly pid: number,
+  ) {
+    super(`The data directory ${dir} is in use by process ${pid}`);
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -21,7 +31,7 @@ function alive(pid: number): boolean {
 export function lockDirectory(dir: string): () => void {
   const path = resolve(dir);
   const file = join(path, "fleetgate.lock");
-  if (held.has(path)) throw new Error(`The data directory ${dir} is in use by process ${process.pid}`);
+  if (held.has(path)) throw new DirectoryInUse(dir, process.pid);
   for (;;) {
     try {
       writeFileSync(file, String(process.pid), { flag: "wx" });
@@ -34,7 +44,7 @@ export function lockDirectory(dir: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const holder = Number(readFileSync(file, "utf8"));
       if (Number.isInteger(holder) && holder !== process.pid && alive(holder)) {
-        throw new Error(`The data directory ${dir} is in use by process ${holder}`);
+        throw new DirectoryInUse(dir, holder);
       }
       rmSync(file, { force: true });
     }

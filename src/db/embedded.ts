@@ -4,12 +4,21 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type { Database, Executor, Statement } from "./database.ts";
 import { lockDirectory } from "./directory-lock.ts";
-import { countStatement } from "./statement-count.ts";
+import { QueryCancelled } from "./failures.ts";
+import { countStatement, currentUnit } from "./unit-of-work.ts";
+
+// PGlite runs each statement to its end on this thread: nothing can interrupt one that has started
+// (no statement_timeout, no cancel), and the process answers nothing else meanwhile. What it can
+// do is not start the statements of a request whose client has already gone away.
+function notAbandoned(): void {
+  if (currentUnit()?.abandoned) throw new QueryCancelled();
+}
 
 function executorOn(client: PGlite | Transaction): Executor {
   return {
     async query<Row>(statement: Statement): Promise<Row[]> {
       countStatement();
+      notAbandoned();
       const result = await client.query<Row>(statement.text, statement.values as unknown[]);
       return result.rows;
     },

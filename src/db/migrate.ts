@@ -47,6 +47,9 @@ export async function migrate(db: Database, migrations = readMigrations()): Prom
   const applied: string[] = [];
   for (const migration of migrations) {
     const didApply = await db.transaction(async (tx) => {
+      // A migration may rebuild a large table, and waits its turn behind another process's:
+      // neither is a write a client waits for, so neither has the write time-out.
+      await tx.script("SET LOCAL statement_timeout = 0");
       await tx.query({ text: "SELECT pg_advisory_xact_lock($1)", values: [PRISMA_ADVISORY_LOCK] });
       await tx.script(bookkeeping);
       const [done] = await tx.query<{ checksum: string }>({

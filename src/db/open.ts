@@ -4,10 +4,26 @@ import { openEmbedded } from "./embedded.ts";
 import { openPostgres } from "./postgres.ts";
 
 /** PostgreSQL when DATABASE_URL is set, otherwise the embedded database in DATA_DIR. */
-export function openDatabase(config: Pick<Config, "DATABASE_URL" | "DATABASE_POOL_SIZE" | "DATA_DIR">) {
+export function openDatabase(
+  config: Pick<
+    Config,
+    | "DATABASE_URL"
+    | "DATABASE_POOL_SIZE"
+    | "DATA_DIR"
+    | "DATABASE_STATEMENT_TIMEOUT_MS"
+    | "DATABASE_WRITE_TIMEOUT_MS"
+    | "DATABASE_CONNECT_TIMEOUT_MS"
+  >,
+) {
   return config.DATABASE_URL
     ? Promise.resolve<Database>(
-        openPostgres({ url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE }),
+        openPostgres({
+          url: config.DATABASE_URL,
+          poolSize: config.DATABASE_POOL_SIZE,
+          statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+          writeTimeoutMs: config.DATABASE_WRITE_TIMEOUT_MS,
+          connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+        }),
       )
     : openEmbedded(config.DATA_DIR);
 }

@@ -5,7 +5,15 @@ import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import type { Database, Executor, Statement } from "./database.ts";
-import { countStatement } from "./statement-count.ts";
+import {
+  ConnectionFailed,
+  isConnectionFailure,
+  isQueryCanceled,
+  QueryCancelled,
+  StatementTimeout,
+} from "./failures.ts";
+import { cancelBackend } from "./pg-cancel.ts";
+import { countStatement, currentUnit } from "./unit-of-work.ts";
 
 // Named prepared statements: PostgreSQL plans each distinct text once per connection.
 // The name is derived from the text, so the same text always reuses its plan.
@@ -23,41 +31,132 @@ function statementName(text: string): string {
   return name;
 }
 
-function executorOn(client: pg.Pool | pg.PoolClient): Executor {
-  return {
-    async query<Row>(statement: Statement): Promise<Row[]> {
-      countStatement();
-      const result = await client.query({
-        name: statementName(statement.text),
-        text: statement.text,
-        values: statement.values as unknown[],
-      });
-      return result.rows as Row[];
-    },
-    async script(sql: string): Promise<void> {
-      countStatement();
-      await client.query(sql);
-    },
-  };
-}
-
 export interface PostgresOptions {
   readonly url: string;
   readonly poolSize: number;
+  /** `statement_timeout` of a statement of its own (every read); 0: none. */
+  readonly statementTimeoutMs?: number;
+  /** `statement_timeout` of each statement inside a write transaction; 0: none. */
+  readonly writeTimeoutMs?: number;
+  /** How long a caller waits for a connection (a free one from the pool, or a new one). */
+  readonly connectTimeoutMs?: number;
 }
 
-export function openPostgres({ url, poolSize }: PostgresOptions): Database {
+export const postgresDefaults = {
+  statementTimeoutMs: 5_000,
+  writeTimeoutMs: 30_000,
+  connectTimeoutMs: 5_000,
+} as const;
+
+/**
+ * Checks a connection out for one caller and gives it back, whatever happened: an 'error' listener
+ * while it is out (a backend terminated between two statements emits one, and an 'error' event
+ * without a listener ends the process), and a connection that failed, or is still inside a
+ * transaction (its ROLLBACK failed), is discarded, not reused.
+ */
+async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect().catch((error: unknown) => {
+    throw new ConnectionFailed({ cause: error });
+  });
+  let broken: Error | undefined;
+  const onError = (error: Error) => {
+    broken = error;
+  };
+  client.on("error", onError);
+  try {
+    return await work(client);
+  } catch (error) {
+    if (isConnectionFailure(error)) broken ??= error as Error;
+    throw error;
+  } finally {
+    const idle = client.getTransactionStatus() === "I";
+    client.release(broken ?? !idle);
+    client.off("error", onError);
+  }
+}
+
+type Scope = "statement" | "write";
+
+/**
+ * Runs one statement on `client`. When the current unit of work is abandoned (its client went away)
+ * the statement is cancelled on the server, and the connection is given back only once the
+ * server has taken the cancel, so it cannot stop someone else's statement.
+ */
+async function run<Row>(
+  client: pg.PoolClient,
+  config: string | pg.QueryConfig,
+  scope: Scope,
+  limitMs: number,
+): Promise<Row[]> {
+  const unit = currentUnit();
+  if (unit?.abandoned) throw new QueryCancelled();
+  let cancelled: Promise<void> | undefined;
+  const cancel = () => {
+    cancelled = cancelBackend(client);
+  };
+  unit?.running.add(cancel);
+  try {
+    const result = await client.query(config as pg.QueryConfig);
+    return result.rows as Row[];
+  } catch (error) {
+    // A broken connection stays what it is: the caller must discard it.
+    if (isConnectionFailure(error)) throw error;
+    if (unit?.abandoned) throw new QueryCancelled({ cause: error });
+    if (isQueryCanceled(error)) throw new StatementTimeout(scope, limitMs, { cause: error });
+    throw error;
+  } finally {
+    unit?.running.delete(cancel);
+    await cancelled;
+  }
+}
+
+function named(statement: Statement): pg.QueryConfig {
+  return {
+    name: statementName(statement.text),
+    text: statement.text,
+    values: statement.values as unknown[],
+  };
+}
+
+export function openPostgres(options: PostgresOptions): Database {
+  const { statementTimeoutMs, writeTimeoutMs, connectTimeoutMs } = { ...postgresDefaults, ...options };
   const pool = new pg.Pool({
-    connectionString: url,
-    max: poolSize,
+    connectionString: options.url,
+    max: options.poolSize,
     // Each connection keeps every statement it prepared; recycling bounds that memory
     // when clients send many distinct query shapes.
     maxUses: 20_000,
-    // Timestamps leave the database in UTC whatever the server's zone.
-    options: "-c TimeZone=UTC",
+    connectionTimeoutMillis: connectTimeoutMs,
+    // A connection whose server vanished without a word (a failover, a dropped network) is noticed.
+    keepAlive: true,
+    // Timestamps leave the database in UTC whatever the server's zone. Every statement has a
+    // time-out; a write transaction sets its own (SET LOCAL) for its statements.
+    options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`,
   });
-  // An idle connection that dies (server restart) must not crash the process.
+  // An idle connection that dies (server restart) must not crash the process; the pool drops it.
   pool.on("error", () => {});
+  const single: Executor = {
+    query: <Row>(statement: Statement) => {
+      countStatement();
+      return withClient(pool, (client) =>
+        run<Row>(client, named(statement), "statement", statementTimeoutMs),
+      );
+    },
+    async script(sql: string) {
+      countStatement();
+      await withClient(pool, (client) => run(client, sql, "statement", statementTimeoutMs));
+    },
+  };
+  const inTransaction = (client: pg.PoolClient): Executor => ({
+    async query<Row>(statement: Statement) {
+      countStatement();
+      return run<Row>(client, named(statement), "write", writeTimeoutMs);
+    },
+    async script(sql: string) {
+      countStatement();
+      await run(client, sql, "write", writeTimeoutMs);
+    },
+  });
   // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
   let prisma: PrismaClient | undefined;
   return {
@@ -66,21 +165,22 @@ export function openPostgres({ url, poolSize }: PostgresOptions): Database {
       prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
       return prisma;
     },
-    ...executorOn(pool),
-    async transaction(work) {
-      const client = await pool.connect();
-      try {
-        await client.query("BEGIN");
-        const result = await work(executorOn(client));
-        await client.query("COMMIT");
-        return result;
-      } catch (error) {
-        await client.query("ROLLBACK").catch(() => {});
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
+    ...single,
+    transaction: (work) =>
+      withClient(pool, async (client) => {
+        // One round trip: the transaction and its statements' time-out.
+        await client.query(`BEGIN; SET LOCAL statement_timeout = ${writeTimeoutMs}`);
+        try {
+          const result = await work(inTransaction(client));
+          await client.query("COMMIT");
+          return result;
+        } catch (error) {
+          // A connection that broke has nothing to roll back; withClient discards it, and one
+          // whose ROLLBACK fails (still in the transaction) too.
+          if (!isConnectionFailure(error)) await client.query("ROLLBACK").catch(() => {});
+          throw error;
+        }
+      }),
     async close() {
       await prisma?.$disconnect();
       await pool.end();

@@ -1,22 +1,26 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createApiKey } from "../auth/api-keys.ts";
-import type { Caller } from "../auth/caller.ts";
-import { adminPermissions } from "../auth/permissions.ts";
+import type { Authenticated } from "../auth/caller.ts";
+import type { Permissions } from "../auth/permissions.ts";
+import { permissionsFor } from "../auth/policies.ts";
 import { writableRowActor } from "../auth/writable-row.ts";
 import type { Database } from "../db/database.ts";
+import { sql } from "../db/sql.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { LinkReference } from "../odata/write/values.ts";
 import { createEntity } from "../odata/write/write.ts";
 import type { KeyBox } from "./key-box.ts";
+import { repeatEvery } from "./repeat.ts";
 import { markSilentDevicesOffline, recordState, stateReport, targetState } from "./state.ts";
+import { parseStateV3, recordStateV3 } from "./state-v3.ts";
 
 export interface DeviceDeps {
   readonly db: Database;
   readonly model: Model;
   readonly keys: KeyBox;
-  readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;
+  readonly requireCaller: (request: FastifyRequest) => Promise<Authenticated>;
   /** A device not heard from for this long is marked offline. */
   readonly offlineAfterSeconds: number;
 }
@@ -32,6 +36,11 @@ const registration = z.strictObject({
   user: z.number().int().optional(),
 });
 
+/** How often the sweeper looks for silent devices: a third of the time-out, at least a second. */
+function sweepPeriodMs(offlineAfterSeconds: number): number {
+  return Math.max(1, offlineAfterSeconds / 3) * 1000;
+}
+
 function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body ?? {});
   if (result.success) return result.data;
@@ -39,12 +48,22 @@ function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
   throw new BadRequest(`${issue?.path.join(".") || "body"}: ${issue?.message ?? "invalid"}`);
 }
 
+/**
+ * A registration writes as the fleet allows (checked by `mayRegister`), but names the rows it links
+ * to (the device type) as the caller sees them: a private device type the caller cannot read is as
+ * unknown as one that does not exist.
+ */
+function registering(caller: Authenticated): Permissions {
+  const own = permissionsFor(caller);
+  return { readable: own.readable, writable: () => sql`TRUE` };
+}
+
 /** The device-facing API: a supervisor registers, reports its state and learns its target. */
 export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const { db, model, keys } = deps;
 
   /** A provisioning key registers into its own fleet; a user into a fleet they may change. */
-  async function mayRegister(caller: Caller, fleet: number): Promise<void> {
+  async function mayRegister(caller: Authenticated, fleet: number): Promise<void> {
     if (caller.kind === "application") {
       if (caller.applicationId !== fleet) throw new Unauthorized();
       return;
@@ -68,7 +87,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
           ? { is_of__device_type: new LinkReference("device_type", "slug", body.device_type, "device_type") }
           : {}),
       },
-      { db, model, permissions: adminPermissions, actor: caller.actor },
+      { db, model, permissions: registering(caller), actor: caller.actor },
     );
     const [device] = await db.query<{ actor: number }>({
       text: `SELECT "actor" FROM "device" WHERE "id" = $1::int4`,
@@ -93,6 +112,14 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return reply.type("application/json").send(JSON.stringify("OK"));
   });
 
+  // The real v17 supervisor's report: the body names the device; the answer is an empty 200.
+  app.patch("/device/v3/state", async (request, reply) => {
+    const caller = await deps.requireCaller(request);
+    if (caller.kind !== "device") throw new Unauthorized();
+    await recordStateV3(db, caller.uuid, parseStateV3(request.body), keys);
+    return reply.code(200).send();
+  });
+
   app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request) => {
     const uuid = await asDevice(request);
     const target = await targetState(db, uuid);
@@ -101,14 +128,10 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   });
 
   // The sweeper: every third of the timeout, devices silent for longer go offline.
-  const sweep = setInterval(
-    () => {
-      markSilentDevicesOffline(db, deps.offlineAfterSeconds).catch((error) =>
-        app.log.error({ err: error }, "offline sweep failed"),
-      );
-    },
-    Math.max(1, deps.offlineAfterSeconds / 3) * 1000,
-  );
-  sweep.unref();
-  app.addHook("onClose", async () => clearInterval(sweep));
+  const sweeper = repeatEvery(sweepPeriodMs(deps.offlineAfterSeconds), async () => {
+    await markSilentDevicesOffline(db, deps.offlineAfterSeconds).catch((error) =>
+      app.log.error({ err: error }, "offline sweep failed"),
+    );
+  });
+  app.addHook("onClose", async () => sweeper.stop());
 }

@@ -1,4 +1,4 @@
-import type { Caller } from "../auth/caller.ts";
+import type { Authenticated, Caller } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import type { Database } from "../db/database.ts";
@@ -11,6 +11,7 @@ import type { GraphQLModel } from "./types.ts";
 
 /** What every resolver can reach: the caller of this request and the cores it calls. */
 export interface GraphQLContext {
+  /** `anonymous` without a credential; undefined when the credential given is invalid. */
   readonly caller: Caller | undefined;
   readonly core: GraphQLCore;
   readonly loaders: RowLoaders;
@@ -28,9 +29,16 @@ export interface GraphQLCore {
   readonly identitiesChanged: () => void;
 }
 
-/** The caller's permissions and actor; every field but introspection needs a credential. */
-export function access(context: GraphQLContext): { caller: Caller; permissions: Permissions; actor: number } {
+/** The caller and their permissions: an invalid credential is refused; no credential reads what is public. */
+export function access(context: GraphQLContext): { caller: Caller; permissions: Permissions } {
   const caller = context.caller;
   if (!caller) throw new Unauthorized();
-  return { caller, permissions: permissionsFor(caller), actor: caller.actor };
+  return { caller, permissions: permissionsFor(caller) };
+}
+
+/** The caller who may write or command devices: one with a valid credential. */
+export function writer(context: GraphQLContext): { caller: Authenticated; permissions: Permissions } {
+  const { caller, permissions } = access(context);
+  if (caller.kind === "anonymous") throw new Unauthorized();
+  return { caller, permissions };
 }

@@ -6,6 +6,7 @@ import type { Database } from "../db/database.ts";
 import { asFleetgateError } from "../http/errors.ts";
 import type { Model } from "../model/types.ts";
 import type { GraphQLCore } from "./context.ts";
+import { graphiqlAssetRoutes } from "./graphiql.ts";
 import type { GraphQLHandler } from "./yoga.ts";
 
 export interface GraphQLDeps {
@@ -33,8 +34,14 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
     server ??= import("./yoga.ts").then(({ createGraphQLServer }) => createGraphQLServer(deps));
     return server;
   };
+  if (deps.config.GRAPHQL_GRAPHIQL) graphiqlAssetRoutes(app);
+  let warmUp: NodeJS.Timeout | undefined;
   app.addHook("onListen", async () => {
-    setTimeout(() => void load(), WARM_UP_AFTER_MS).unref();
+    warmUp = setTimeout(() => void load(), WARM_UP_AFTER_MS).unref();
+  });
+  // A server closed within the warm-up delay must not start loading afterwards.
+  app.addHook("onClose", async () => {
+    clearTimeout(warmUp);
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => (await load())(request, reply);
@@ -45,15 +52,24 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
     url: "/graphql",
     bodyLimit: deps.config.GRAPHQL_MAX_BODY_BYTES,
     handler,
-    // A body too large or not JSON never reaches yoga: answer in GraphQL's shape all the same.
+    // A body too large or not JSON never reaches yoga, nor does a caller whose lookup failed (the
+    // database is away): answer in GraphQL's shape all the same.
     errorHandler: (error, _request, reply) => {
       const known = asFleetgateError(error);
       if (!known) throw error;
+      if ("retryAfterSeconds" in known) reply.header("retry-after", String(known.retryAfterSeconds));
       reply
         .code(known.status)
         .type("application/json")
         .send(
-          JSON.stringify({ errors: [{ message: known.message, extensions: { code: "BAD_USER_INPUT" } }] }),
+          JSON.stringify({
+            errors: [
+              {
+                message: known.message,
+                extensions: { code: known.status < 500 ? "BAD_USER_INPUT" : known.code },
+              },
+            ],
+          }),
         );
     },
   });

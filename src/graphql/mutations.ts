@@ -10,7 +10,7 @@ import {
   type WriteOutcome,
 } from "../odata/write/write.ts";
 import type { Builder, Row } from "./builder.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import { type GraphQLContext, writer } from "./context.ts";
 import { camelCase, pascalCase, plural } from "./names.ts";
 import { type InputRef, type ObjectRefs, scalarOf } from "./objects.ts";
 import { keyArguments } from "./queries.ts";
@@ -71,9 +71,10 @@ async function asCaller<T>(
   resource: Resource,
   work: (write: WriteContext) => Promise<T>,
 ) {
-  const { permissions, actor } = access(context);
+  // Outside the try: no credential is a 401, not a refusal of these rows.
+  const { caller, permissions } = writer(context);
   try {
-    return await work({ db: context.core.db, model: context.core.model, permissions, actor });
+    return await work({ db: context.core.db, model: context.core.model, permissions, actor: caller.actor });
   } catch (error) {
     if (error instanceof Unauthorized) throw new Forbidden(`You may not change these ${resource.name} rows`);
     throw error;
@@ -167,6 +168,8 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
             patch: t.arg({ type: patchInput, required: true }),
           },
           resolve: async (_root, args, context, info) => {
+            // No credential is a 401 before anything is looked up (not the NOT_FOUND of what it cannot see).
+            writer(context);
             const { patch: given, ...keyArgs } = args as Row;
             const selected = selectOne(context, spec, info);
             // By id from here on: the patch may change the key the row was named by.
@@ -223,6 +226,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
           description: `Deletes one ${spec.name}; answers with it as it was`,
           args: keyArguments(builder, spec, resource),
           resolve: async (_root, args, context, info) => {
+            writer(context);
             const key = keyOf(spec, resource.keys, args as Row);
             const before = await readOne(context, resource.name, key, selectOne(context, spec, info));
             if (!before) throw new NotFound(`No ${spec.name} with that key`);

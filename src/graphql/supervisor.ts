@@ -1,7 +1,7 @@
 import { Forbidden } from "../errors.ts";
 import { type DeviceResult, type ProxyInput, proxyCommand } from "../proxy/core.ts";
 import type { Builder, Row } from "./builder.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import { type GraphQLContext, writer } from "./context.ts";
 import type { ObjectRef } from "./objects.ts";
 
 // Remote control: each field is one call of the proxy's core function (the same one behind
@@ -94,9 +94,10 @@ async function command(
   target: Row,
   input: Omit<ProxyInput, "uuid" | "deviceId" | "appId">,
 ) {
-  const { caller, permissions, actor } = access(context);
+  const { caller, permissions } = writer(context);
   // A user's session or named key; never a device's or a fleet's key (as POST /supervisor/<path>).
   if (caller.kind !== "user") throw new Forbidden("Only users may send commands to devices");
+  const { actor } = caller;
   const results = await proxyCommand(
     {
       ...input,

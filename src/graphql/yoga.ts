@@ -12,10 +12,12 @@ import {
   NoSchemaIntrospectionCustomRule,
   type TypeNode,
 } from "graphql";
-import { createYoga, type Plugin } from "graphql-yoga";
+import { createYoga, type Plugin, processRegularResult } from "graphql-yoga";
 import type { Logger } from "pino";
+import type { FleetgateError } from "../errors.ts";
 import { asFleetgateError } from "../http/errors.ts";
 import type { GraphQLContext } from "./context.ts";
+import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
 import type { GraphQLDeps } from "./http.ts";
 import { RowLoaders } from "./loaders.ts";
 import { buildSchema } from "./schema.ts";
@@ -54,7 +56,7 @@ function maskError(logger: Logger) {
       return new GraphQLError(known.message, {
         nodes: error.nodes,
         path: error.path,
-        extensions: { code: known.code },
+        extensions: { code: known.code, ...serverStatus(known) },
       });
     }
     logger.error({ err: error.originalError, path: error.path }, "unexpected GraphQL error");
@@ -110,6 +112,24 @@ function plainOperation(request: FastifyRequest) {
   return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName };
 }
 
+/**
+ * The database being away (503, with Retry-After) or too slow (504) is the server's state, not
+ * the query's: the response says so with its status, as the OData routes do.
+ */
+function serverStatus(known: FleetgateError) {
+  if (known.status < 500) return {};
+  const headers =
+    "retryAfterSeconds" in known ? { "Retry-After": String(known.retryAfterSeconds) } : undefined;
+  return { http: { status: known.status, ...(headers ? { headers } : {}) } };
+}
+
+async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  response.headers.forEach((value, key) => {
+    reply.header(key, value);
+  });
+  return reply.code(response.status).send(await response.text());
+}
+
 export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
 /**
@@ -133,7 +153,9 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema: buildSchema(graph),
     graphqlEndpoint: "/graphql",
-    graphiql: config.GRAPHQL_GRAPHIQL,
+    // Served from the project's own dependencies (graphiql.ts), never from a CDN.
+    graphiql: config.GRAPHQL_GRAPHIQL ? graphiqlOptions : false,
+    renderGraphiQL,
     landingPage: false,
     // The server's CORS plugin already answers for every route.
     cors: false,
@@ -158,13 +180,8 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     ],
   });
 
-  const viaYoga: GraphQLHandler = async (request, reply) => {
-    const response = await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply });
-    response.headers.forEach((value, key) => {
-      reply.header(key, value);
-    });
-    return reply.code(response.status).send(await response.text());
-  };
+  const viaYoga: GraphQLHandler = async (request, reply) =>
+    send(reply, await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply }));
 
   return async (request, reply) => {
     const operation = plainOperation(request);
@@ -195,6 +212,10 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     })) as ExecutionResult;
     // No data: the request itself was wrong (its variables, its operation name); nothing ran.
     if (!("data" in result)) return viaYoga(request, reply);
+    // The database was away or too slow: yoga's own processing gives the answer its status.
+    if (result.errors?.some((error) => error.extensions?.http)) {
+      return send(reply, processRegularResult(result, yoga.fetchAPI, "application/json"));
+    }
     return reply.type("application/json; charset=utf-8").send(JSON.stringify(result));
   };
 }

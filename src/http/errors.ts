@@ -1,19 +1,20 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
-import { BadRequest, Conflict, FleetgateError } from "../errors.ts";
+import { Conflict, FleetgateError } from "../errors.ts";
+import { expressionError } from "../odata/sql/expression-errors.ts";
+import { databaseFailure } from "./database-errors.ts";
 
 // PostgreSQL SQLSTATEs, raised by either driver.
 const UNIQUE_VIOLATION = "23505";
-// Class 22, data exceptions: division by zero, a value out of range. The client's input caused them.
-const DATA_EXCEPTION_CLASS = "22";
 
 /** The client error behind an error thrown anywhere (database errors the client caused included). */
 export function asFleetgateError(error: unknown): FleetgateError | undefined {
   if (error instanceof FleetgateError) return error;
+  const database = databaseFailure(error);
+  if (database) return database;
   const sqlState = (error as { code?: unknown }).code;
   if (sqlState === UNIQUE_VIOLATION) return new Conflict("Unique key constraint violated");
-  if (typeof sqlState === "string" && sqlState.startsWith(DATA_EXCEPTION_CLASS) && sqlState.length === 5) {
-    return new BadRequest((error as Error).message);
-  }
+  const expression = expressionError(error);
+  if (expression) return expression;
   const status = (error as FastifyError).statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type).
   if (typeof status === "number" && status >= 400 && status < 500) {
@@ -38,6 +39,8 @@ function wantsV4Error(request: FastifyRequest): boolean {
 export function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply): void {
   const known = asFleetgateError(error);
   if (!known) request.log.error({ err: error, errorId: request.id }, "unexpected error");
+  // The database's own words stay in the log (an outage, a time-out), never in the reply.
+  else if (known.status >= 500) request.log.warn({ err: error, errorId: request.id }, known.message);
   const status = known?.status ?? 500;
   const code = known?.code ?? "INTERNAL_SERVER_ERROR";
   const message = known?.message ?? `Internal server error (id ${request.id})`;

@@ -1,26 +1,13 @@
-import type { FastifyInstance, FastifyRequest, RouteHandlerMethod } from "fastify";
-import { type StatementCounter, withStatementCounter } from "../db/statement-count.ts";
-
-const counters = new WeakMap<FastifyRequest, StatementCounter>();
-
-export function statementsOf(request: FastifyRequest): number {
-  return counters.get(request)?.count ?? 0;
-}
+import type { FastifyInstance } from "fastify";
+import { redactUrl } from "../redact.ts";
+import { statementsOf } from "./unit-of-work.ts";
 
 /**
- * One log line per request with status, time and SQL statement count; the count is also sent as the
- * `x-sql-statements` response header, for clients, tests and benchmarks. Each handler runs
- * inside its own statement counter (after the body is parsed, so the async context holds).
+ * One log line per request with method, URL (credentials redacted), status, time and SQL statement
+ * count; the count is also sent as the `x-sql-statements` response header, for clients, tests and
+ * benchmarks (counted by the unit of work, ./unit-of-work.ts).
  */
 export function useRequestLog(app: FastifyInstance): void {
-  app.addHook("onRoute", (route) => {
-    const handler = route.handler as RouteHandlerMethod;
-    route.handler = function countedHandler(request, reply) {
-      const counter = { count: 0 };
-      counters.set(request, counter);
-      return withStatementCounter(counter, () => handler.call(this, request, reply));
-    };
-  });
   app.addHook("onSend", async (request, reply) => {
     reply.header("x-sql-statements", statementsOf(request));
   });
@@ -28,7 +15,8 @@ export function useRequestLog(app: FastifyInstance): void {
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        // `?apikey=` carries a credential: the query's credentials never reach the log.
+        url: redactUrl(request.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         statements: statementsOf(request),

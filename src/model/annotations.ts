@@ -138,7 +138,8 @@ export const writableFields: Record<string, Writability> = {
   organization: {
     create: ["name", "handle"],
     update: ["name", "handle"],
-    required: ["name", "handle"],
+    // The handle is generated from the name when it is left out.
+    required: ["name"],
     deletable: true,
   },
   // Users are made by admins (POST /v6/user, `fleetgate user add`); the password is written, never read.

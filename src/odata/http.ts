@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Permissions } from "../auth/permissions.ts";
 import type { Database } from "../db/database.ts";
+import { Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
+import type { ReadLimits } from "./limits.ts";
 import { metadataDocument } from "./metadata.ts";
 import { read } from "./read.ts";
 import type { Versions } from "./versions/index.ts";
@@ -11,10 +13,17 @@ export interface ODataDeps {
   readonly db: Database;
   readonly model: Model;
   readonly versions: Versions;
-  /** The caller's permissions and actor; throws Unauthorized without a valid credential. */
-  readonly callerOf: (request: FastifyRequest) => Promise<{ permissions: Permissions; actor: number }>;
+  /**
+   * The caller's permissions and actor: no actor for a request without a credential (it reads what
+   * is public); throws Unauthorized for an invalid credential.
+   */
+  readonly callerOf: (
+    request: FastifyRequest,
+  ) => Promise<{ permissions: Permissions; actor: number | undefined }>;
   /** A write changed users or keys: cached credentials must be looked up again. */
   readonly identitiesChanged: () => void;
+  /** The cost and depth limits of a read. */
+  readonly limits: ReadLimits;
 }
 
 // Writes to these change who a credential stands for.
@@ -35,13 +44,15 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
       const { permissions } = await deps.callerOf(request);
       const result = await read(
         { version, url: rest(request), headers: request.headers },
-        { db: deps.db, model: deps.model, versions: deps.versions, permissions },
+        { db: deps.db, model: deps.model, versions: deps.versions, permissions, limits: deps.limits },
       );
       return reply.type(result.contentType).send(result.body);
     });
 
     const writeRoute = async (request: FastifyRequest, reply: FastifyReply) => {
       const { permissions, actor } = await deps.callerOf(request);
+      // Writing needs a credential, whatever the caller's predicate would allow.
+      if (actor === undefined) throw new Unauthorized();
       const result = await write(
         {
           method: request.method,

@@ -104,7 +104,7 @@ class Converter {
       case "Integer":
         if (typeof value !== "number" || !Number.isFinite(value))
           throw new BadRequest(`Invalid number ${String(value)}`);
-        return { kind: "number", value };
+        return type === "Real" ? { kind: "number", value, real: true } : { kind: "number", value };
       case "Text":
         return { kind: "text", value: String(value) };
       case "Boolean":
@@ -263,8 +263,10 @@ class Converter {
   }
 
   private operation([head, ...operands]: Raw[]): Expr {
+    // A parenthesised expression (the grammar keeps it one node, see scripts/build-odata-parser.mjs).
+    if (head === "()" && operands.length === 1) return this.expr(operands[0] as Raw);
     if (comparisonOperators.includes(head as ComparisonOperator)) {
-      // The parser flattens `(a eq 1) eq true` into one node; its meaning is lost, so refuse it.
+      // `a eq b eq c` without parentheses: OData gives it no meaning, so refuse it.
       if (operands.length !== 2)
         throw new BadRequest(`Chained '${head}' comparisons are ambiguous; add parentheses`);
       return {

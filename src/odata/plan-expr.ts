@@ -25,7 +25,7 @@ const categoryOf: Record<ExprType, Category> = {
 const literalType = (literal: Literal): ExprType => {
   switch (literal.kind) {
     case "number":
-      return Number.isInteger(literal.value) ? "Integer" : "Real";
+      return literal.real || !Number.isInteger(literal.value) ? "Real" : "Integer";
     case "text":
       return "Text";
     case "boolean":
@@ -100,12 +100,47 @@ function foreignKeyOf(expr: Planned): { local: Planned; join: Join } | undefined
 const nonNull = (expr: Planned) => expr.kind === "literal" && expr.literal.kind !== "null";
 
 /**
+ * The value of an arithmetic expression over literals only, or undefined when it reads a column.
+ * PostgreSQL folds such constants when it plans a statement, before any row is read, so a zero
+ * divisor among them must be refused here: the same request would otherwise fail or not depending
+ * on the plan PostgreSQL happens to choose, and that choice depends on rows the caller cannot see.
+ */
+function constantValue(expr: Planned): number | null | undefined {
+  if (expr.kind === "literal") {
+    if (expr.literal.kind === "null") return null;
+    return expr.literal.kind === "number" ? expr.literal.value : undefined;
+  }
+  if (expr.kind !== "arithmetic") return undefined;
+  const [left, right] = [constantValue(expr.left), constantValue(expr.right)];
+  if (left === undefined || right === undefined) return undefined;
+  if (left === null || right === null) return null;
+  switch (expr.op) {
+    case "add":
+      return left + right;
+    case "sub":
+      return left - right;
+    case "mul":
+      return left * right;
+    case "div":
+      if (right === 0) return undefined;
+      return expr.type === "Integer" ? Math.trunc(left / right) : left / right;
+    case "mod":
+      return right === 0 ? undefined : left % right;
+  }
+}
+
+/**
  * `belongs_to__application/id eq 5` compares the foreign key (which an index covers) and checks
  * that the row it names is one the caller may see: the same rows as reading the id through the
  * join, without a subquery per row. Only for non-null values: `nav/id eq null` also holds when the
- * linked row is hidden, which the foreign key cannot tell.
+ * linked row is hidden, which the foreign key cannot tell. `ne` is the negation of `eq`, so it also
+ * holds where there is no link or the linked row is hidden (the id read through the join is null).
  */
 function byForeignKey(expr: Comparison): Planned {
+  if (expr.kind === "comparison" && expr.op === "ne") {
+    const equal = byForeignKey({ ...expr, op: "eq" });
+    return equal.kind === "comparison" ? expr : { kind: "not", type: "Boolean", operand: equal };
+  }
   const key =
     expr.kind === "in"
       ? foreignKeyOf(expr.operand)
@@ -178,6 +213,8 @@ export class ExprPlanner {
         expectCategory(left, "number", `'${expr.op}'`);
         expectCategory(right, "number", `'${expr.op}'`);
         const type = left.type === "Integer" && right.type === "Integer" ? "Integer" : "Real";
+        if ((expr.op === "div" || expr.op === "mod") && constantValue(right) === 0)
+          throw new BadRequest(`Division by zero in '${expr.op}'`);
         return { kind: "arithmetic", type, op: expr.op, left, right };
       }
       case "in": {
@@ -206,6 +243,11 @@ export class ExprPlanner {
           throw new BadRequest(`${expr.name}() takes ${wanted.length} arguments`);
         for (const [i, arg] of args.entries()) {
           expectCategory(arg, wanted[i] as Category, `${expr.name}() argument ${i + 1}`);
+          // A position or a length counts characters: a fraction of one has no meaning.
+          if (expr.name === "substring" && i > 0 && arg.type !== "Integer")
+            throw new BadRequest(
+              `substring() argument ${i + 1} must be an integer, but ${describe(arg)} is ${arg.type}`,
+            );
         }
         return { kind: "call", type: signature.returns, name: expr.name, args };
       }

@@ -2,7 +2,8 @@
 // and every parser quirk (binds, n-ary nodes, aliases) is gone.
 
 export type Literal =
-  | { readonly kind: "number"; readonly value: number }
+  /** `real`: written with a decimal point (`2.0`), so it divides as a decimal even when whole. */
+  | { readonly kind: "number"; readonly value: number; readonly real?: true }
   | { readonly kind: "text"; readonly value: string }
   | { readonly kind: "boolean"; readonly value: boolean }
   | { readonly kind: "datetime"; readonly value: Date }

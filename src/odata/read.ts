@@ -2,6 +2,7 @@ import type { Permissions } from "../auth/permissions.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
+import { checkReadLimits, defaultReadLimits, type ReadLimits } from "./limits.ts";
 import { parse } from "./parse.ts";
 import { planRead } from "./plan.ts";
 import { type Reply, serializeCollection, serializeCount } from "./serialize.ts";
@@ -13,6 +14,8 @@ export interface ReadContext {
   readonly model: Model;
   readonly versions: Versions;
   readonly permissions: Permissions;
+  /** The cost and depth limits; `defaultReadLimits` when left out. */
+  readonly limits?: ReadLimits;
 }
 
 export interface ReadRequest {
@@ -23,12 +26,13 @@ export interface ReadRequest {
   readonly headers: NegotiationHeaders;
 }
 
-/** An OData GET: parse → translate (to v6) → plan → compile → one statement → serialize. */
+/** An OData GET: parse → translate (to v6) → plan → limits → compile → one statement → serialize. */
 export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
   const asked = parse(request.url);
   const query = context.versions.toV6(request.version, asked);
   const format = wantsV4(request.headers, query.options.format) ? "v4" : "pinejs";
   const plan = planRead(query, { model: context.model, permissions: context.permissions, format });
+  checkReadLimits(plan, context.limits ?? defaultReadLimits);
   const [row] = await context.db.query<{ body?: string; count?: number }>(compileRead(plan));
   if (plan.kind === "count") return serializeCount(format, row?.count ?? 0);
   const metadataContext = `/${request.version}/$metadata#${asked.resource}`;

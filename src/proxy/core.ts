@@ -6,6 +6,7 @@ import type { Model } from "../model/types.ts";
 import { planWriteTarget } from "../odata/plan.ts";
 import type { Expr } from "../odata/query.ts";
 import { compileProxyTargets } from "../odata/sql/compile.ts";
+import { redactMembers } from "../redact.ts";
 import { versionProblem } from "./endpoint-versions.ts";
 import { type DeviceCall, fanOut } from "./fan-out.ts";
 import type { NetworkGuard } from "./network-guard.ts";
@@ -97,8 +98,8 @@ function targetFilter(input: ProxyInput): Expr {
 
 /**
  * One command, many devices: finds the targets with the read path's plan (the caller's row
- * predicate, online only), refuses a write to devices the caller may only read, calls each device's
- * supervisor with its own key, and records write commands.
+ * predicate, online only), refuses any command to devices the caller may only read, calls each
+ * device's supervisor with its own key, and records write commands.
  */
 export async function proxyCommand(input: ProxyInput, context: ProxyContext): Promise<DeviceResult[]> {
   const method = input.method === undefined ? "POST" : String(input.method).toUpperCase();
@@ -118,10 +119,12 @@ export async function proxyCommand(input: ProxyInput, context: ProxyContext): Pr
     { model: context.model, permissions: context.permissions },
   );
   const rows = await context.db.query<TargetRow>(compileProxyTargets(plan));
+  // A device the caller cannot see is one that does not exist: the same 404 either way.
   if (rows.length === 0) throw new NotFound("No online device(s) found");
+  // Reading a device's supervisor is operating it (it answers with its configuration and
+  // environment): every method needs write permission, GET included.
+  if (rows.some((row) => !row.may_write)) throw new Forbidden("You may not send commands to these devices");
   const writes = method !== "GET" && method !== "HEAD";
-  if (writes && rows.some((row) => !row.may_write))
-    throw new Forbidden("You may not send commands to these devices");
 
   const results: (DeviceResult | undefined)[] = rows.map((row) => {
     const refuse = (statusCode: number, error: string): DeviceResult => ({
@@ -194,7 +197,8 @@ async function record(
       context.actor,
       method,
       path,
-      data === undefined ? null : JSON.stringify(data),
+      // The audit keeps what was asked, not the credentials in it (a host config's proxy password).
+      data === undefined ? null : JSON.stringify(redactMembers(data)),
       JSON.stringify(
         results.map(({ deviceId, uuid, statusCode, ok, error }) => ({
           deviceId,

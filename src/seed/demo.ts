@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import { hashPassword } from "../auth/passwords.ts";
-import { saveEntries } from "../catalogue/store.ts";
+import { loadDefaultCatalogue } from "../catalogue/defaults.ts";
 import type { Database } from "../db/database.ts";
-import { demoDeviceTypes } from "./device-types.ts";
 
 // Deterministic identifiers make the seed idempotent: a second run finds every row by its unique key.
 const hex = (text: string, length: number) =>
@@ -20,17 +19,21 @@ const supervisorVersions = ["17.1.4", "16.4.1", "14.11.2", "6.6.0", "1.8.0"];
 const osVersions = ["balenaOS 6.0.13", "balenaOS 5.3.21", "balenaOS 2.113.18"];
 
 export interface DemoSummary {
-  deviceTypes: number;
   fleets: number;
   releases: number;
   devices: number;
 }
 
+/**
+ * The demo organization, fleets, releases and devices, on top of the device-type catalogue. The
+ * catalogue is the shipped one (loaded here too when the database was never started), so the
+ * demo fleets use real device types; a fleet's device type that was removed since is named.
+ */
 export async function seedDemo(db: Database): Promise<DemoSummary> {
   const password = await hashPassword(demoLogin.password);
+  await loadDefaultCatalogue(db);
   return db.prisma.$transaction(
     async (tx) => {
-      await saveEntries(tx, demoDeviceTypes);
       const user =
         (await tx.user.findUnique({ where: { username: demoLogin.username } })) ??
         (await tx.user.create({
@@ -58,7 +61,11 @@ export async function seedDemo(db: Database): Promise<DemoSummary> {
       let releases = 0;
       let devices = 0;
       for (const [f, fleet] of fleets.entries()) {
-        const deviceType = await tx.deviceType.findUniqueOrThrow({ where: { slug: fleet.deviceType } });
+        const deviceType = await tx.deviceType.findUnique({ where: { slug: fleet.deviceType } });
+        if (!deviceType)
+          throw new Error(
+            `the demo fleet ${fleet.app_name} needs the device type '${fleet.deviceType}', which the catalogue lacks: import it with \`npx fleetgate catalogue import <file.json>\``,
+          );
         const slug = `${organization.handle}/${fleet.app_name}`;
         const application =
           (await tx.application.findUnique({ where: { slug } })) ??
@@ -141,7 +148,7 @@ export async function seedDemo(db: Database): Promise<DemoSummary> {
           devices++;
         }
       }
-      return { deviceTypes: demoDeviceTypes.length, fleets: fleets.length, releases, devices };
+      return { fleets: fleets.length, releases, devices };
     },
     { timeout: 60_000 },
   );

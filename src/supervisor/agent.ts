@@ -6,11 +6,14 @@ import { deviceRoutes } from "./api/device-routes.ts";
 import { hostConfigRoutes } from "./api/host-config-routes.ts";
 import type { ApiDeps } from "./api/route.ts";
 import { createApiServer, type Faults } from "./api/server.ts";
+import { v2AppRoutes } from "./api/v2-app-routes.ts";
+import { v2DeviceRoutes } from "./api/v2-device-routes.ts";
 import { CloudClient } from "./cloud/cloud-client.ts";
 import { type CloudCredentials, provision } from "./cloud/provision.ts";
-import { StateReporter } from "./cloud/state-reporter.ts";
+import { type StateApi, StateReporter } from "./cloud/state-reporter.ts";
 import { Device, newApiKey } from "./device.ts";
 import { defaultHostConfig } from "./host-config.ts";
+import { Journal } from "./journal.ts";
 import { localTarget } from "./local-target.ts";
 import { loadPersisted, type Persisted, savePersisted } from "./store.ts";
 import { TargetPoller, type TargetSource } from "./target-poller.ts";
@@ -28,6 +31,8 @@ export interface ManagedOptions {
   readonly token?: string;
   readonly deviceType?: string;
   readonly heartbeatMs: number;
+  /** Which state endpoint reports go to; v3 unless v2 is asked for. */
+  readonly stateApi?: StateApi;
 }
 
 export interface SupervisorOptions {
@@ -59,6 +64,9 @@ export interface RunningSupervisor {
   close(): Promise<void>;
 }
 
+// What /v2/local/device-info reports when no --device-type was given.
+const DEFAULT_DEVICE_TYPE = "generic-amd64";
+
 const newUuid = () => randomBytes(16).toString("hex");
 
 function identity(options: SupervisorOptions, stored: Persisted | undefined): Persisted {
@@ -73,6 +81,8 @@ function identity(options: SupervisorOptions, stored: Persisted | undefined): Pe
     commit: stored ? stored.commit : options.managed ? null : randomBytes(16).toString("hex"),
     hostConfig: stored?.hostConfig ?? defaultHostConfig(uuid),
     ...(stored?.cloud && { cloud: stored.cloud }),
+    ...(stored?.containerId && { containerId: stored.containerId }),
+    ...(stored?.containerCreatedAt && { containerCreatedAt: stored.containerCreatedAt }),
   };
 }
 
@@ -90,7 +100,14 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   const version = parseVersion(options.supervisorVersion) as Version;
   const controller = new AbortController();
   const { signal } = controller;
-  const { log, managed } = options;
+  const { managed } = options;
+  // Everything the supervisor logs also goes to its (simulated) journal, as on a device.
+  let running: Device | undefined;
+  const journal = new Journal(() => (running?.hostConfig() ?? persisted.hostConfig).network.hostname);
+  const log = (message: string) => {
+    journal.record(message);
+    options.log(message);
+  };
   let persisted = identity(options, loadPersisted(options.dataDir));
   savePersisted(options.dataDir, persisted);
 
@@ -118,9 +135,19 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
     onShutdown: options.onShutdown ?? (() => void close()),
   });
 
+  running = device;
+  let appUuid: string | undefined;
   const source: TargetSource =
     client && cloud
-      ? async () => (await client.fetchTarget(device.uuid, (cloud as CloudCredentials).deviceKey)).commit
+      ? async () => {
+          const target = await client.fetchTarget(device.uuid, (cloud as CloudCredentials).deviceKey);
+          // The first target to name the fleet lets a v3 report name the running commit: report again.
+          if (target.appUuid !== undefined && target.appUuid !== appUuid) {
+            appUuid = target.appUuid;
+            reporter?.changed();
+          }
+          return target.commit;
+        }
       : localTarget(options.dataDir);
   const poller = new TargetPoller({ source, device, intervalMs: options.pollIntervalMs, signal, log });
   const reporter =
@@ -132,26 +159,51 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
           supervisorAddress: advertisedHost,
           dataDir: options.dataDir,
           heartbeatMs: managed.heartbeatMs,
+          stateApi: managed.stateApi ?? "v3",
+          appUuid: () => appUuid,
           signal,
           log,
         })
       : undefined;
 
+  const credentials = cloud;
   const deps: ApiDeps = {
     device,
     checkForUpdate: (force) => poller.poll(force),
     healthy: () => poller.healthy() && (reporter?.healthy() ?? true),
+    version,
+    journal,
+    deviceType: managed?.deviceType ?? DEFAULT_DEVICE_TYPE,
+    ...(client &&
+      credentials &&
+      reporter && {
+        cloud: {
+          tags: () => client.fetchDeviceTags(credentials.deviceId, credentials.deviceKey),
+          connected: () => reporter.healthy(),
+        },
+      }),
   };
   const server = createApiServer({
-    routes: [...deviceRoutes(deps), ...appRoutes(deps), ...hostConfigRoutes(deps)],
+    routes: [
+      ...deviceRoutes(deps),
+      ...appRoutes(deps),
+      ...hostConfigRoutes(deps),
+      ...v2AppRoutes(deps),
+      ...v2DeviceRoutes(deps),
+    ],
     version,
     apiKey: () => device.apiKey,
     log,
+    onAnswer: (line) => journal.record(line),
     ...(options.faults ? { faults: options.faults } : {}),
   });
   device.port = await listen(server, options.host, options.port);
+  // The application's environment names the port, known only now.
+  device.writeAppEnv();
   poller.start();
-  reporter?.start();
+  // As the real supervisor, report once the target is known: it names the fleet (its uuid) that a
+  // v3 report files the running release under. A failed first poll does not hold reports back.
+  void poller.settled().then(() => reporter?.start());
 
   const closed = new Promise<void>((resolve) => server.once("close", resolve));
   close = async () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { isLocked, UpdatesLockedError } from "./lock.ts";
+import { takeLock } from "./lock.ts";
 import { sleep, type Timings } from "./timings.ts";
 
 // The one application a device runs, simulated: no containers, only the states and
@@ -21,6 +21,13 @@ export interface ApplicationOptions {
   /** The supervisor API key at this moment; the application reads it when it starts. */
   readonly currentApiKey: () => string;
   readonly onChange: () => void;
+  /** The application (re)started with the current key. */
+  readonly onStarted: () => void;
+  /** The container the last run left, so a supervisor restart keeps it. */
+  readonly containerId?: string;
+  readonly createdAt?: string;
+  /** A new container was created: the device keeps its id across restarts. */
+  readonly onNewContainer: (containerId: string, createdAt: string) => void;
 }
 
 // The service name the lock message names; a single-container release calls it main.
@@ -33,7 +40,9 @@ export class Application {
   readonly services: number;
   /** A stop is temporary: only this process remembers it. */
   running = true;
-  containerId = newContainerId();
+  containerId: string;
+  /** When the container was created, as the engine reports it (/v2/state/status). */
+  createdAt: string;
   phase: AppPhase | null = null;
   /** The key in the application's environment: the one current when it last started. */
   heldApiKey: string;
@@ -43,6 +52,10 @@ export class Application {
     this.appId = options.appId;
     this.services = options.services;
     this.heldApiKey = options.currentApiKey();
+    // A supervisor restart leaves the engine's containers as they are: the id stays.
+    this.containerId = options.containerId ?? newContainerId();
+    this.createdAt = options.createdAt ?? new Date().toISOString();
+    if (options.containerId === undefined) options.onNewContainer(this.containerId, this.createdAt);
     mkdirSync(this.dataFolder, { recursive: true });
   }
 
@@ -63,6 +76,16 @@ export class Application {
 
   start(): Promise<void> {
     return this.serial(async () => {
+      if (this.running) return;
+      await this.step("Starting");
+      this.started(false);
+    });
+  }
+
+  /** The v2 start-service takes the update lock too (actions.ts executeServiceActionWithLock). */
+  startLocked(force: boolean): Promise<void> {
+    return this.serial(async () => {
+      this.assertUnlocked(force);
       if (this.running) return;
       await this.step("Starting");
       this.started(false);
@@ -107,7 +130,7 @@ export class Application {
   }
 
   private assertUnlocked(force: boolean): void {
-    if (!force && isLocked(this.options.dataDir)) throw new UpdatesLockedError(this.appId, MAIN_SERVICE);
+    takeLock(this.options.dataDir, force, this.appId, MAIN_SERVICE);
   }
 
   private async step(phase: AppPhase, ms = this.options.timings.stepMs): Promise<void> {
@@ -117,9 +140,14 @@ export class Application {
   }
 
   private started(newContainer: boolean): void {
-    if (newContainer) this.containerId = newContainerId();
+    if (newContainer) {
+      this.containerId = newContainerId();
+      this.createdAt = new Date().toISOString();
+      this.options.onNewContainer(this.containerId, this.createdAt);
+    }
     this.running = true;
     this.heldApiKey = this.options.currentApiKey();
+    this.options.onStarted();
     this.settle();
   }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type RunningSupervisor, type SupervisorOptions, startSupervisor } from "./agent.ts";
 import type { Faults } from "./api/server.ts";
 import { CloudClient } from "./cloud/cloud-client.ts";
+import type { StateApi } from "./cloud/state-reporter.ts";
 import { LOCK_FILE } from "./lock.ts";
 
 // Many simulated devices in one process: each a full supervisor (its own data dir, port and
@@ -24,6 +25,8 @@ export interface FleetOptions {
   /** Supervisor versions, given to the devices in turn (a fleet can mix old and new supervisors). */
   readonly supervisorVersions: readonly string[];
   readonly heartbeatMs: number;
+  /** Where the devices' state reports go; v3 unless v2 is asked for. */
+  readonly stateApi?: StateApi;
   readonly faults: Faults;
   /** 0 to 1: the share of devices whose application holds the update lock. */
   readonly lockedShare: number;
@@ -65,7 +68,13 @@ export async function startFleet(options: FleetOptions): Promise<RunningFleet> {
       supervisorVersion: options.supervisorVersions[index % options.supervisorVersions.length] as string,
       appId: options.fleet,
       faults: options.faults,
-      managed: { api: options.api, fleet: options.fleet, provisioningKey, heartbeatMs: options.heartbeatMs },
+      managed: {
+        api: options.api,
+        fleet: options.fleet,
+        provisioningKey,
+        heartbeatMs: options.heartbeatMs,
+        stateApi: options.stateApi ?? "v3",
+      },
     });
     // As an application would take it: the file exists while the lock is held.
     if (index < locked) writeFileSync(join(dataDir, LOCK_FILE), "");

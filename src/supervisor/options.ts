@@ -8,7 +8,7 @@ import { CURRENT_SUPERVISOR_VERSION, parseVersion } from "./versions.ts";
 // `fleetgate supervisor …` command line → SupervisorOptions, validated once at start.
 
 export const SUPERVISOR_USAGE = `fleetgate supervisor --unmanaged [--api-key <key>] [--app-id <id>] [options]
-fleetgate supervisor --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> [--device-type <slug>] [options]
+fleetgate supervisor --api <url> (--provisioning-key <key> | --token <token>) --fleet <id> [--device-type <slug>] [--state-api <v3|v2>] [options]
 options: [--uuid <32 hex>] [--host <address>] [--port <port>] [--data-dir <dir>] [--supervisor-version <x.y.z>]
          [--services <n>] [--poll-interval <s>] [--heartbeat-interval <s>]
          [--download-ms <ms>] [--install-ms <ms>] [--step-ms <ms>] [--blink-ms <ms>]`;
@@ -26,6 +26,8 @@ const schema = z
     token: z.string().min(1).optional(),
     fleet: integer(1).optional(),
     "device-type": z.string().min(1).optional(),
+    // Where state reports go: v3 as a v17 supervisor reports, v2 the older endpoint.
+    "state-api": z.enum(["v3", "v2"]).optional(),
     // The auth middleware only accepts word characters in a Bearer key.
     "api-key": z.string().regex(/^\w+$/, "letters, digits and _ only").optional(),
     uuid: z
@@ -52,7 +54,7 @@ const schema = z
     const problem = (message: string) => context.addIssue({ code: "custom", message });
     if (o.unmanaged === (o.api !== undefined)) problem("give either --unmanaged or --api <url>");
     if (o.unmanaged) {
-      for (const flag of ["provisioning-key", "token", "fleet", "device-type"] as const) {
+      for (const flag of ["provisioning-key", "token", "fleet", "device-type", "state-api"] as const) {
         if (o[flag] !== undefined) problem(`--${flag} is for a managed device (--api)`);
       }
     }
@@ -114,6 +116,7 @@ export function parseSupervisorArgs(
         token: o.token,
         deviceType: o["device-type"],
         heartbeatMs: o["heartbeat-interval"] * 1000,
+        stateApi: o["state-api"] ?? "v3",
       },
     }),
     log,

@@ -12,12 +12,16 @@ const proxySchema = z.object({
   login: z.string().optional(),
   password: z.string().optional(),
   noProxy: z.array(z.string()).readonly().optional(),
+  dns: z.union([z.string(), z.boolean()]).optional(),
 });
 
 const persistedSchema = z.object({
   uuid: z.string(),
   apiKey: z.string(),
   commit: z.string().nullable(),
+  /** The application's container; a restart of the supervisor does not recreate it. */
+  containerId: z.string().optional(),
+  containerCreatedAt: z.string().optional(),
   hostConfig: z.object({ network: z.object({ hostname: z.string(), proxy: proxySchema.optional() }) }),
   /** Set once a managed device has registered with its cloud. */
   cloud: z
@@ -46,6 +50,7 @@ export function savePersisted(dataDir: string, state: Persisted): void {
   mkdirSync(dataDir, { recursive: true });
   // Write then rename: a crash mid-write never leaves half a file behind.
   const file = join(dataDir, STATE_FILE);
-  writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`);
+  // It holds the device's keys (and a proxy password): for its owner's eyes only.
+  writeFileSync(`${file}.tmp`, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
   renameSync(`${file}.tmp`, file);
 }

@@ -35,6 +35,11 @@ export class TargetPoller {
     });
   }
 
+  /** Resolves once the poll under way (the first one, right after start) has ended, well or not. */
+  settled(): Promise<void> {
+    return this.inFlight ?? Promise.resolve();
+  }
+
   /** Polls now; a poll asked for while one runs follows it, so a forced check is never lost. */
   poll(force: boolean): void {
     if (this.inFlight) {

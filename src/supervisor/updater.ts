@@ -1,9 +1,9 @@
-import type { Application } from "./application.ts";
-import { isLocked } from "./lock.ts";
+import { type Application, MAIN_SERVICE } from "./application.ts";
+import { isLocked, takeLock } from "./lock.ts";
 import { isAbort, sleep, type Timings } from "./timings.ts";
 
 // The update cycle: when the target commit differs from the running one, download it
-// (download_progress climbs in steps, then null), install it, and run it. The cycle
+// (download_progress climbs in steps, then null), install it, and run it. Installing
 // waits while the update lock is held, unless the update was forced.
 
 const DOWNLOAD_STEPS = 10;
@@ -26,6 +26,7 @@ export class Updater {
   downloaded = false;
   failed = false;
   private force = false;
+  private downloadedCommit: string | null = null;
   private loop: Promise<void> | null = null;
 
   constructor(private readonly options: UpdaterOptions) {}
@@ -56,20 +57,34 @@ export class Updater {
   }
 
   private async run(): Promise<void> {
-    const { dataDir, timings, signal } = this.options;
-    while (this.pending) {
-      if (!this.force && isLocked(dataDir)) {
-        // The application holds the lock: look again shortly, as the real one retries.
-        await sleep(Math.max(timings.stepMs, 20), signal);
-        continue;
-      }
-      await this.cycle(this.target as string);
-    }
+    while (this.pending) await this.cycle(this.target as string);
     this.force = false;
   }
 
+  // The real supervisor downloads a new release whatever the lock says ("updates will still be
+  // downloaded ... ready to be applied once the lockfile no longer exists", docs/update-locking.md);
+  // applying it is what the lock refuses: the device shows update_downloaded and update_failed
+  // and retries until the lock goes. A forced update removes the lock, as its update-lock does.
   private async cycle(commit: string): Promise<void> {
-    const { timings, signal, app } = this.options;
+    const { timings, signal, app, dataDir } = this.options;
+    // A newer target than the one downloaded is downloaded again.
+    if (this.downloadedCommit !== commit) await this.download(commit);
+    if (!this.force && isLocked(dataDir)) {
+      this.failed = true;
+      this.options.onChange();
+      await sleep(Math.max(timings.stepMs, 20), signal);
+      return;
+    }
+    takeLock(dataDir, this.force, app.appId, MAIN_SERVICE);
+    this.failed = false;
+    await app.install(() => this.options.setCommit(commit));
+    this.downloaded = false;
+    this.downloadedCommit = null;
+    this.options.onChange();
+  }
+
+  private async download(commit: string): Promise<void> {
+    const { timings, signal } = this.options;
     this.failed = false;
     this.downloading = true;
     for (let step = 0; step < DOWNLOAD_STEPS; step++) {
@@ -81,8 +96,7 @@ export class Updater {
     this.downloading = false;
     this.downloadProgress = null;
     this.downloaded = true;
-    await app.install(() => this.options.setCommit(commit));
-    this.downloaded = false;
+    this.downloadedCommit = commit;
     this.options.onChange();
   }
 }

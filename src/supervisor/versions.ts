@@ -12,6 +12,19 @@ export const FEATURE_SINCE = {
   apps: "1.8.0",
   healthy: "6.5.0",
   hostConfig: "6.6.0",
+  proxyDns: "16.6.0",
+  // The v2 API, from the supervisor's docs/API.md ("Introduced in supervisor vX").
+  v2Actions: "7.0.0",
+  v2AppState: "7.12.0",
+  v2Local: "7.21.0",
+  v2ServiceName: "8.2.2",
+  v2ContainerId: "8.6.0",
+  v2StateStatus: "9.7.0",
+  v2DeviceInfo: "9.11.0",
+  v2Cleanup: "10.0.0",
+  v2Journal: "10.2.0",
+  v2JournalFormat: "10.3.0",
+  v2Vpn: "11.4.0",
 } as const;
 
 export type Feature = keyof typeof FEATURE_SINCE;

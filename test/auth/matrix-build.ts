@@ -4,20 +4,23 @@ import type { TestServer } from "../support/server.ts";
 import { type ActorName, type State, type Table, tableRows, type Who } from "./matrix-world.ts";
 
 // The world of the permission matrix, built through the public API as the admin, and who each kind
-// of caller is in it: shared by the OData matrix (permission-matrix.test.ts) and the GraphQL one.
+// of caller is in it: shared by the OData matrix (permission-matrix.test.ts), the GraphQL one and the
+// proxy's. Three tenants: A (alice, a member), B (bob, its owner) and C (dave), whose only link to the
+// others is its public fleet c1; and `outsider`, who belongs to no organization but owns a device of c1.
 
 export const ADMIN_ID = 1_000_000;
 export const DEVICE_TYPE = "raspberrypi4-64";
 
 /** The ids of the world, all made through the API. */
 export interface World {
-  readonly users: { alice: number; bob: number; carol: number; demo: number };
-  readonly orgs: { a: number; b: number; alice: number; bob: number; demo: number };
+  readonly users: { alice: number; bob: number; carol: number; dave: number; outsider: number; demo: number };
+  readonly orgs: { a: number; b: number; c: number; alice: number; bob: number; demo: number };
   readonly fleets: {
     a1: number;
     a2: number;
     b1: number;
     b2: number;
+    c1: number;
     demoPrivate: number;
     demoPublic: number;
   };
@@ -27,11 +30,14 @@ export interface World {
     a2: number;
     b1: number;
     b2: number;
+    /** c1's devices: the first belongs to outsider (belongs_to__user). */
+    c1: number;
+    c1b: number;
     demoPrivate: number;
     demoPublic: number;
   };
   readonly keys: { device: number; fleet: number; bob: number };
-  readonly creds: { alice: string; bob: string; device: string; fleet: string };
+  readonly creds: { alice: string; bob: string; outsider: string; device: string; fleet: string };
   /** The greatest id of each table before the world was built: the demo data (and the test admin). */
   readonly baseline: Record<Table, number>;
 }
@@ -41,7 +47,8 @@ export function whoIs(world: World, actor: ActorName, state: State): Who {
     case "admin":
       return { kind: "user", userId: ADMIN_ID, actor: ADMIN_ID, admin: true };
     case "alice":
-    case "bob": {
+    case "bob":
+    case "outsider": {
       const user = state.user.find((u) => u.id === world.users[actor]);
       return { kind: "user", userId: world.users[actor], actor: user?.actor as number, admin: false };
     }
@@ -65,15 +72,21 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
   const prisma = () => server.test.db.prisma;
   async function call(
     actor: "admin" | "none",
-    method: "POST",
+    method: "POST" | "PATCH" | "DELETE",
     url: string,
     payload: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<Reply> {
-    const headers: Record<string, string> = { "content-type": "application/json" };
+    const headers: Record<string, string> =
+      payload === undefined ? {} : { "content-type": "application/json" };
     if (actor === "none") headers.authorization = "";
     Object.assign(headers, extraHeaders);
-    const response = await server.app.inject({ method, url, headers, payload: JSON.stringify(payload) });
+    const response = await server.app.inject({
+      method,
+      url,
+      headers,
+      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
+    });
     let body: unknown = response.body;
     try {
       body = JSON.parse(response.body);
@@ -104,6 +117,8 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
     baseline[table] = await lastId(table);
   for (const table of [
     "application_environment_variable",
+    "application_tag",
+    "billing_event",
     "organization",
     "organization_membership",
     "user",
@@ -117,6 +132,8 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
     alice: await user("alice"),
     bob: await user("bob"),
     carol: await user("carol"),
+    dave: await user("dave"),
+    outsider: await user("outsider"),
     demo: (await prisma().user.findUniqueOrThrow({ where: { username: "demo" } })).id,
   };
   const handle = async (h: string) =>
@@ -124,6 +141,7 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
   const orgs = {
     a: await created("organization", { name: "Organization A", handle: "org-a" }),
     b: await created("organization", { name: "Organization B", handle: "org-b" }),
+    c: await created("organization", { name: "Organization C", handle: "org-c" }),
     alice: await handle("alice"),
     bob: await handle("bob"),
     demo: await handle("demo"),
@@ -139,6 +157,19 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
     is_member_of__organization: orgs.b,
     role: "owner",
   });
+  await created("organization_membership", {
+    user: users.dave,
+    is_member_of__organization: orgs.c,
+    role: "owner",
+  });
+  // outsider leaves their personal organization: they belong to none.
+  const leave = await call(
+    "admin",
+    "DELETE",
+    `/v6/organization_membership?$filter=user eq ${users.outsider}`,
+    undefined,
+  );
+  expect(leave.status, leave.raw).toBe(200);
 
   const fleet = (app_name: string, organization: number, is_public = false) =>
     created("application", { app_name, device_type: DEVICE_TYPE, organization, is_public });
@@ -149,6 +180,7 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
     a2: await fleet("a2", orgs.a),
     b1: await fleet("b1", orgs.b),
     b2: await fleet("b2-public", orgs.b, true),
+    c1: await fleet("c1-public", orgs.c, true),
     demoPrivate: await demoFleet("demo/smart-lights"),
     demoPublic: await demoFleet("demo/kiosks"),
   };
@@ -167,16 +199,46 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
     a2: await device("a2-dev", fleets.a2),
     b1: await device("b1-dev", fleets.b1),
     b2: await device("b2-dev", fleets.b2),
+    c1: await device("c1-dev", fleets.c1),
+    c1b: await device("c1-dev-b", fleets.c1),
     demoPrivate: await firstDevice(fleets.demoPrivate),
     demoPublic: await firstDevice(fleets.demoPublic),
   };
-  for (const [name, id] of Object.entries(fleets).slice(0, 4)) {
+  for (const [name, id] of Object.entries(fleets).slice(0, 5)) {
     await created("release", { belongs_to__application: id, commit: `commit-${name}`, status: "success" });
     await created("application_environment_variable", { application: id, name: "FLEET_VAR", value: name });
+    await created("application_tag", { application: id, tag_key: "team", value: name });
+  }
+  // The public fleets' releases that stay private: failed, a draft, an invalidated one.
+  for (const id of [fleets.b2, fleets.c1]) {
+    await created("release", { belongs_to__application: id, commit: `failed-${id}`, status: "failed" });
+    await created("release", {
+      belongs_to__application: id,
+      commit: `draft-${id}`,
+      status: "success",
+      is_final: false,
+    });
+    await created("release", {
+      belongs_to__application: id,
+      commit: `invalid-${id}`,
+      status: "success",
+      is_invalidated: true,
+    });
   }
   for (const [name, id] of Object.entries(devices)) {
     await created("device_tag", { device: id, tag_key: "where", value: name });
     await created("device_environment_variable", { device: id, name: "DEVICE_VAR", value: name });
+  }
+  // A device outsider joined to the public fleet c1 is theirs (no endpoint writes belongs_to__user).
+  await prisma().device.update({ where: { id: devices.c1 }, data: { belongs_to__user: users.outsider } });
+  // Billing events in A and C: deactivating an (offline) device records one.
+  for (const [name, fleetId] of [
+    ["a2-retired", fleets.a2],
+    ["c1-retired", fleets.c1],
+  ] as const) {
+    const retired = await device(name, fleetId);
+    const reply = await call("admin", "PATCH", `/v6/device(${retired})`, { is_active: false });
+    expect(reply.status, reply.raw).toBe(200);
   }
 
   // Credentials: a session token for alice, a full user key for bob, a device key (made by the admin)
@@ -184,6 +246,7 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
   const login = async (username: string) =>
     text("none", "/login_", { username, password: `password-${username}` });
   const alice = await login("alice");
+  const outsider = await login("outsider");
   const bobToken = await login("bob");
   const bobKey = await call(
     "none",
@@ -216,7 +279,7 @@ export async function buildMatrixWorld(server: TestServer): Promise<World> {
     fleets,
     devices,
     keys: { device: deviceKeyId, fleet: fleetKeyId, bob: bobKeyId },
-    creds: { alice, bob, device: deviceKey, fleet: fleetKeyReply.body as string },
+    creds: { alice, bob, outsider, device: deviceKey, fleet: fleetKeyReply.body as string },
     baseline,
   };
 }

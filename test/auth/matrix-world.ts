@@ -1,10 +1,20 @@
 import type { PrismaClient } from "../../src/generated/prisma/client.ts";
 
-// The world of the permission matrix and an oracle of issue 5's rules, written in JavaScript over the
-// rows Prisma reads back, independently of the SQL predicates the server compiles.
+// The world of the permission matrix and an oracle of issue 5's rules (as issue 15 narrowed them: a
+// public fleet shows only itself and its final, successful, valid releases), written in JavaScript over
+// the rows Prisma reads back, independently of the SQL predicates the server compiles.
 
-export type ActorName = "admin" | "alice" | "bob" | "device" | "fleet" | "none";
-export const actorNames: readonly ActorName[] = ["admin", "alice", "bob", "device", "fleet", "none"];
+/** `outsider` belongs to no organization; `none` sends no credential at all. */
+export type ActorName = "admin" | "alice" | "bob" | "outsider" | "device" | "fleet" | "none";
+export const actorNames: readonly ActorName[] = [
+  "admin",
+  "alice",
+  "bob",
+  "outsider",
+  "device",
+  "fleet",
+  "none",
+];
 
 export type ResourceName =
   | "application"
@@ -14,6 +24,8 @@ export type ResourceName =
   | "device_tag"
   | "device_environment_variable"
   | "application_environment_variable"
+  | "application_tag"
+  | "billing_event"
   | "organization"
   | "organization_membership"
   | "user"
@@ -28,6 +40,8 @@ export const resourceNames: readonly ResourceName[] = [
   "device_tag",
   "device_environment_variable",
   "application_environment_variable",
+  "application_tag",
+  "billing_event",
   "organization",
   "organization_membership",
   "user",
@@ -54,6 +68,8 @@ function delegate(prisma: PrismaClient, table: Table): Delegate {
     device_tag: prisma.deviceTag,
     device_environment_variable: prisma.deviceEnvironmentVariable,
     application_environment_variable: prisma.applicationEnvironmentVariable,
+    application_tag: prisma.applicationTag,
+    billing_event: prisma.billingEvent,
     organization: prisma.organization,
     organization_membership: prisma.organizationMembership,
     user: prisma.user,
@@ -121,11 +137,6 @@ export class Oracle {
     return row && this.readable(table, row) ? row : undefined;
   }
 
-  private readableFleet(appId: unknown): boolean {
-    const app = this.row("application", appId);
-    return app !== undefined && this.readable("application", app);
-  }
-
   private memberFleet(appId: unknown): boolean {
     const app = this.row("application", appId);
     return app !== undefined && this.memberOrgs.has(app.organization as number);
@@ -146,13 +157,26 @@ export class Oracle {
     return false;
   }
 
+  /** A public fleet's final, successful, valid release: every caller, even without a credential, reads it. */
+  private publicRelease(row: Row): boolean {
+    const app = this.row("application", row.belongs_to__application);
+    return (
+      app?.is_public === true &&
+      row.is_final === true &&
+      row.status === "success" &&
+      row.is_invalidated === false
+    );
+  }
+
   readable(resource: ResourceName, row: Row): boolean {
     const who = this.who;
     switch (who.kind) {
       case "none":
-        return false;
+        if (resource === "application") return row.is_public === true;
+        return resource === "release" && this.publicRelease(row);
       case "fleet":
-        return resource === "application" && row.id === who.appId;
+        if (resource === "application") return row.id === who.appId || row.is_public === true;
+        return resource === "release" && this.publicRelease(row);
       case "device":
         switch (resource) {
           case "device":
@@ -161,9 +185,9 @@ export class Oracle {
           case "device_environment_variable":
             return row.device === who.deviceId;
           case "application":
-            return row.id === who.appId;
+            return row.id === who.appId || row.is_public === true;
           case "release":
-            return row.belongs_to__application === who.appId;
+            return row.belongs_to__application === who.appId || this.publicRelease(row);
           case "application_environment_variable":
             return row.application === who.appId;
           default:
@@ -175,14 +199,18 @@ export class Oracle {
         switch (resource) {
           case "application":
             return row.is_public === true || this.memberOrgs.has(row.organization as number);
-          case "device":
           case "release":
-            return this.readableFleet(row.belongs_to__application);
+            return this.memberFleet(row.belongs_to__application) || this.publicRelease(row);
+          case "device":
+            // The user a device belongs to sees that device's own row (nothing hanging off it).
+            return this.memberFleet(row.belongs_to__application) || row.belongs_to__user === who.userId;
           case "device_tag":
           case "device_environment_variable":
-            return this.readableFleet(this.fleetOfDevice(row.device));
+          case "billing_event":
+            return this.memberFleet(this.fleetOfDevice(row.device));
           case "application_environment_variable":
-            return this.readableFleet(row.application);
+          case "application_tag":
+            return this.memberFleet(row.application);
           case "user":
             return row.id === who.userId;
           case "organization":
@@ -210,7 +238,10 @@ export class Oracle {
       case "device_environment_variable":
         return this.memberFleet(this.fleetOfDevice(row.device));
       case "application_environment_variable":
+      case "application_tag":
         return this.memberFleet(row.application);
+      case "billing_event":
+        return this.memberFleet(this.fleetOfDevice(row.device));
       case "user":
         return row.id === who.userId;
       case "organization":

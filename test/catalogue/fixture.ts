@@ -12,7 +12,7 @@ import type { CatalogueEntry } from "../../src/catalogue/schema.ts";
 import type { Database } from "../../src/db/database.ts";
 import { sendError } from "../../src/http/errors.ts";
 import { buildModel } from "../../src/model/registry.ts";
-import { demoDeviceTypes } from "../../src/seed/device-types.ts";
+import { sampleCatalogue } from "./sample-catalogue.ts";
 
 /** The smallest valid entry: every optional member absent. */
 export function minimalEntry(slug: string, state: CatalogueEntry["state"] = "RELEASED"): CatalogueEntry {
@@ -37,8 +37,8 @@ export function minimalEntry(slug: string, state: CatalogueEntry["state"] = "REL
 /** A private device type: only admins (and keys of fleets and devices) read it. */
 export const privateEntry: CatalogueEntry = { ...minimalEntry("secret-board"), private: true };
 
-/** A fresh copy of the demo catalogue, safe to change. */
-export const demoCopy = (): CatalogueEntry[] => structuredClone(demoDeviceTypes);
+/** A fresh copy of the sample catalogue, safe to change. */
+export const sampleCopy = (): CatalogueEntry[] => structuredClone(sampleCatalogue);
 
 /**
  * Only the catalogue's routes, wired the way src/server.ts resolves callers: the caller of the

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importCatalogue } from "../../src/catalogue/import.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { demoCopy, minimalEntry, privateEntry, setAt } from "./fixture.ts";
+import { minimalEntry, privateEntry, sampleCopy, setAt } from "./fixture.ts";
 
 describe.each(databaseKinds)("catalogue import on %s", (kind) => {
   let test: TestDatabase;
@@ -20,7 +20,7 @@ describe.each(databaseKinds)("catalogue import on %s", (kind) => {
   });
 
   it("an invalid entry among valid ones changes nothing, even on an empty catalogue", async () => {
-    const entries = demoCopy();
+    const entries = sampleCopy();
     setAt(entries, "[6].options[1].options[0].min", 10);
     await expect(importCatalogue(test.db, { deviceTypes: entries })).rejects.toThrow(
       "deviceTypes[6].options[1].options[0].min: must be 0 for a DISCONTINUED device type",
@@ -29,7 +29,7 @@ describe.each(databaseKinds)("catalogue import on %s", (kind) => {
   });
 
   it("loads a document into device_type rows, their aliases and architectures", async () => {
-    expect(await importCatalogue(test.db, { deviceTypes: [...demoCopy(), privateEntry] })).toEqual({
+    expect(await importCatalogue(test.db, { deviceTypes: [...sampleCopy(), privateEntry] })).toEqual({
       deviceTypes: 10,
     });
     const { deviceTypes } = await snapshot();
@@ -45,9 +45,9 @@ describe.each(databaseKinds)("catalogue import on %s", (kind) => {
 
   it("replaces the entries a file names and keeps the others; an alias may move between them", async () => {
     const before = await snapshot();
-    const pi = demoCopy().find((entry) => entry.slug === "raspberry-pi");
-    const pi3 = demoCopy().find((entry) => entry.slug === "raspberrypi3");
-    if (!pi || !pi3) throw new Error("demo entries missing");
+    const pi = sampleCopy().find((entry) => entry.slug === "raspberry-pi");
+    const pi3 = sampleCopy().find((entry) => entry.slug === "raspberrypi3");
+    if (!pi || !pi3) throw new Error("sample entries missing");
     // raspberry-pi3 moves from the Pi 3 to the Pi, in one file.
     const file = [
       { ...pi, name: "Raspberry Pi 1", aliases: ["raspberry-pi", "raspberrypi", "raspberry-pi3"] },
@@ -79,7 +79,7 @@ describe.each(databaseKinds)("catalogue import on %s", (kind) => {
 
   it("an invalid entry among valid changes to existing rows changes nothing", async () => {
     const before = await snapshot();
-    const entries = demoCopy().map((entry) => ({ ...entry, name: `${entry.name} (new)` }));
+    const entries = sampleCopy().map((entry) => ({ ...entry, name: `${entry.name} (new)` }));
     setAt(entries, "[8].yocto", { machine: "beaglebone" });
     await expect(importCatalogue(test.db, entries)).rejects.toThrow("[8].yocto.image: ");
     expect(await snapshot()).toEqual(before);

@@ -2,12 +2,12 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configDocumentSchema } from "../../src/catalogue/document.ts";
 import { importCatalogue } from "../../src/catalogue/import.ts";
-import { demoDeviceTypes } from "../../src/seed/device-types.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { catalogueApp, privateEntry, userKey } from "./fixture.ts";
+import { sampleCatalogue } from "./sample-catalogue.ts";
 
-const publicSlugs = demoDeviceTypes.map((entry) => entry.slug);
+const publicSlugs = sampleCatalogue.map((entry) => entry.slug);
 
 describe.each(databaseKinds)("/config and /device-types/v1 on %s", (kind) => {
   let test: TestDatabase;
@@ -16,7 +16,7 @@ describe.each(databaseKinds)("/config and /device-types/v1 on %s", (kind) => {
   let user: string;
   beforeAll(async () => {
     test = await freshDatabase(kind);
-    await importCatalogue(test.db, [...demoDeviceTypes, privateEntry]);
+    await importCatalogue(test.db, [...sampleCatalogue, privateEntry]);
     admin = await userKey(test.db, "catalogue-admin", true);
     user = await userKey(test.db, "catalogue-user", false);
     app = await catalogueApp(test.db, {
@@ -49,7 +49,7 @@ describe.each(databaseKinds)("/config and /device-types/v1 on %s", (kind) => {
       pubnub: { subscribe_key: "<SUBSCRIBE_KEY>", publish_key: "<PUBLISH_KEY>" },
     });
     expect(document.deviceTypes.map((entry) => entry.slug)).toEqual(publicSlugs);
-    expect(document.deviceTypes).toEqual(demoDeviceTypes);
+    expect(document.deviceTypes).toEqual(sampleCatalogue);
   });
 
   it("GET /device-types/v1 is a bare array of what the caller may read: private types for admins only", async () => {
@@ -63,7 +63,7 @@ describe.each(databaseKinds)("/config and /device-types/v1 on %s", (kind) => {
   it("GET /device-types/v1/:slug finds one entry by slug or alias", async () => {
     const bySlug = await get("/device-types/v1/raspberrypi3");
     expect(bySlug.statusCode).toBe(200);
-    expect(bySlug.json()).toEqual(demoDeviceTypes.find((entry) => entry.slug === "raspberrypi3"));
+    expect(bySlug.json()).toEqual(sampleCatalogue.find((entry) => entry.slug === "raspberrypi3"));
     expect((await get("/device-types/v1/raspberry-pi3")).json()).toEqual(bySlug.json());
     expect((await get("/device-types/v1/secret-board", admin)).json()).toEqual(privateEntry);
   });
@@ -93,7 +93,7 @@ describe.each(databaseKinds)("the documents and /v6/device_type agree on %s", (k
   });
 
   it("after an import, every row and entry agree on slug, name, arch, state and private", async () => {
-    await importCatalogue(server.test.db, { deviceTypes: [...demoDeviceTypes, privateEntry] });
+    await importCatalogue(server.test.db, { deviceTypes: [...sampleCatalogue, privateEntry] });
     const odata = await server.app.inject({
       method: "GET",
       url: "/v6/device_type?$select=slug,name,arch,state,is_private&$orderby=slug asc",
@@ -114,7 +114,7 @@ describe.each(databaseKinds)("the documents and /v6/device_type agree on %s", (k
         is_private: entry.private,
       }))
       .sort((a, b) => String(a.slug).localeCompare(String(b.slug)));
-    expect(rows).toHaveLength(demoDeviceTypes.length + 1);
+    expect(rows).toHaveLength(sampleCatalogue.length + 1);
     expect(entries).toEqual(rows);
   });
 });

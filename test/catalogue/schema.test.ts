@@ -3,8 +3,8 @@ import { configDocumentSchema } from "../../src/catalogue/document.ts";
 import { standardOptionGroups } from "../../src/catalogue/entry.ts";
 import { parseCatalogueFile } from "../../src/catalogue/parse-file.ts";
 import { type CatalogueEntry, catalogueEntrySchema } from "../../src/catalogue/schema.ts";
-import { demoDeviceTypes } from "../../src/seed/device-types.ts";
-import { demoCopy, minimalEntry, setAt } from "./fixture.ts";
+import { minimalEntry, sampleCopy, setAt } from "./fixture.ts";
+import { sampleCatalogue } from "./sample-catalogue.ts";
 
 /** The message of the error the file raises. */
 function problemsOf(file: unknown): string {
@@ -76,15 +76,15 @@ const everyOptionalMember: CatalogueEntry = {
 };
 
 describe("catalogue schema: accepted forms", () => {
-  it("accepts the demo catalogue unchanged, entry by entry and as a list", () => {
-    for (const entry of demoDeviceTypes) expect(catalogueEntrySchema.parse(entry)).toEqual(entry);
-    expect(parseCatalogueFile(demoDeviceTypes).entries).toEqual(demoDeviceTypes);
+  it("accepts the sample catalogue unchanged, entry by entry and as a list", () => {
+    for (const entry of sampleCatalogue) expect(catalogueEntrySchema.parse(entry)).toEqual(entry);
+    expect(parseCatalogueFile(sampleCatalogue).entries).toEqual(sampleCatalogue);
   });
 
-  it("covers both instructions forms and both partition forms in the demo", () => {
-    const instructions = demoDeviceTypes.map((entry) => Array.isArray(entry.instructions));
+  it("covers both instructions forms and both partition forms in the sample", () => {
+    const instructions = sampleCatalogue.map((entry) => Array.isArray(entry.instructions));
     expect(new Set(instructions)).toEqual(new Set([true, false]));
-    const partitions = demoDeviceTypes.map((entry) => typeof entry.configuration?.config.partition);
+    const partitions = sampleCatalogue.map((entry) => typeof entry.configuration?.config.partition);
     expect(new Set(partitions)).toEqual(new Set(["number", "object"]));
   });
 
@@ -109,7 +109,7 @@ describe("catalogue schema: accepted forms", () => {
   });
 
   it("accepts a whole document, with or without its other members", () => {
-    expect(parseCatalogueFile({ deviceTypes: demoDeviceTypes }).entries).toHaveLength(demoDeviceTypes.length);
+    expect(parseCatalogueFile({ deviceTypes: sampleCatalogue }).entries).toHaveLength(sampleCatalogue.length);
     const document = {
       supportedSocialProviders: ["google"],
       pubnub: { subscribe_key: "<SUBSCRIBE_KEY>", publish_key: "<PUBLISH_KEY>" },
@@ -121,10 +121,10 @@ describe("catalogue schema: accepted forms", () => {
       adminUrl: "https://admin.example.com",
       debugEnabled: false,
       ga: { id: "<GA_ID>", site: "example.com" },
-      deviceTypes: demoDeviceTypes,
+      deviceTypes: sampleCatalogue,
     };
     expect(configDocumentSchema.parse(document)).toEqual(document);
-    expect(parseCatalogueFile(document).entries).toEqual(demoDeviceTypes);
+    expect(parseCatalogueFile(document).entries).toEqual(sampleCatalogue);
   });
 });
 
@@ -183,7 +183,7 @@ const violations: [name: string, member: string, value: unknown, reported?: stri
 
 describe("catalogue schema: each violation is named by its path", () => {
   it.each(violations)("rejects %s", (_name, member, value, reported = member) => {
-    const entries = demoCopy();
+    const entries = sampleCopy();
     setAt(entries, `[3].${member}`, value);
     expect(problemsOf({ deviceTypes: entries })).toContain(`\n  deviceTypes[3].${reported}: `);
     // The same file as a bare list of entries names the same member.
@@ -191,7 +191,7 @@ describe("catalogue schema: each violation is named by its path", () => {
   });
 
   it("names every problem of a file, and a document's own members", () => {
-    const entries = demoCopy();
+    const entries = sampleCopy();
     setAt(entries, "[1].arch", "sparc");
     setAt(entries, "[5].options[1].options[0].min", 3);
     const message = problemsOf({ deviceTypes: entries, debugEnabled: "no", theme: "dark" });

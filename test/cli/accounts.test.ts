@@ -61,6 +61,10 @@ describe("fleetgate user add / org add", () => {
     ).rejects.toMatchObject({
       stderr: expect.stringMatching(/unique/),
     });
-    await expect(fleetgate("user", "add")).rejects.toMatchObject({ stderr: expect.stringMatching(/usage/) });
+    await expect(fleetgate("user", "add")).rejects.toMatchObject({
+      stderr: expect.stringMatching(
+        /required option '--email <email>' not specified[\s\S]*npx fleetgate user add --help/,
+      ),
+    });
   });
 });

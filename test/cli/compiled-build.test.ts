@@ -39,48 +39,55 @@ describe("bin/fleetgate.js and the compiled build", { timeout: 120_000 }, () => 
     return stdout + stderr;
   };
   const build = () => run(process.execPath, [join(copy, "scripts/build.mjs")], { cwd: copy });
-  // Marks the compiled usage text, so an output shows which of the two ran.
+  // Marks the program's description in the help (it is written in src/cli.ts), so an output
+  // shows which of the two ran.
+  const description = /fleetgate[^:"]*: the cloud data API/;
   const markBuild = () => {
     const entry = join(buildDir, "cli.mjs");
     writeFileSync(
       entry,
-      readFileSync(entry, "utf8").replace(/Usage[^:]*: fleetgate/, "Usage (built): fleetgate"),
+      readFileSync(entry, "utf8").replace(description, "fleetgate (built): the cloud data API"),
     );
   };
   const editSource = (text: string) => {
     const cli = join(copy, "src/cli.ts");
-    writeFileSync(cli, readFileSync(cli, "utf8").replace(/Usage[^:]*: fleetgate/, `${text}: fleetgate`));
+    writeFileSync(
+      cli,
+      readFileSync(cli, "utf8").replace(description, `fleetgate ${text}: the cloud data API`),
+    );
   };
 
   it("runs the sources through tsx until there is a build", async () => {
-    expect(await usage()).toContain("Usage: fleetgate <command>");
+    expect(await usage()).toContain("fleetgate: the cloud data API");
   });
 
   it("runs the build while it matches the sources, unless FLEETGATE_FROM_SOURCE=1", async () => {
     await build();
     markBuild();
-    expect(await usage()).toContain("Usage (built): fleetgate");
-    expect(await usage({ FLEETGATE_FROM_SOURCE: "1" })).toContain("Usage: fleetgate");
+    expect(await usage()).toContain("fleetgate (built): the cloud data API");
+    expect(await usage({ FLEETGATE_FROM_SOURCE: "1" })).toContain("fleetgate: the cloud data API");
   });
 
   it("runs an edited source as edited, and builds it next time", async () => {
-    editSource("Usage (edited)");
-    expect(await usage()).toContain("Usage (edited): fleetgate");
+    editSource("(edited)");
+    expect(await usage()).toContain("fleetgate (edited): the cloud data API");
     await build();
-    expect(readFileSync(join(buildDir, "cli.mjs"), "utf8")).toContain("Usage (edited): fleetgate");
+    expect(readFileSync(join(buildDir, "cli.mjs"), "utf8")).toContain(
+      "fleetgate (edited): the cloud data API",
+    );
     markBuild();
-    expect(await usage()).toContain("Usage (built): fleetgate");
+    expect(await usage()).toContain("fleetgate (built): the cloud data API");
   });
 
   it("notices a changed dependency of a source file, and a removed one", async () => {
     const parser = join(copy, "src/odata/parse.ts");
     writeFileSync(parser, `${readFileSync(parser, "utf8")}\n`);
-    expect(await usage()).toContain("Usage (edited): fleetgate");
+    expect(await usage()).toContain("fleetgate (edited): the cloud data API");
     await build();
     markBuild();
-    expect(await usage()).toContain("Usage (built): fleetgate");
+    expect(await usage()).toContain("fleetgate (built): the cloud data API");
     rmSync(join(copy, "src/commands/org.ts"));
     // Running from source now: org.ts is gone, but the usage text is still there to print.
-    expect(await usage()).toContain("Usage (edited): fleetgate");
+    expect(await usage()).toContain("fleetgate (edited): the cloud data API");
   });
 });

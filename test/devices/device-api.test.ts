@@ -169,7 +169,7 @@ describe.each(databaseKinds)("the device-facing API on %s", (kind) => {
     });
     expect(await target()).toEqual({
       uuid: id,
-      target: { commit: fleet.TargetRelease?.commit ?? null, appId: 1 },
+      target: { commit: fleet.TargetRelease?.commit ?? null, appId: 1, appUuid: fleet.uuid },
     });
     const old = await server.test.db.prisma.release.findFirstOrThrow({
       where: { belongs_to__application: 1, id: { not: fleet.should_be_running__release ?? 0 } },

@@ -253,7 +253,7 @@ describe("the cloud proxy: POST /supervisor/<path>", () => {
     expect(deviceKeyAnswer.statusCode).toBe(401);
   });
 
-  it("lets a reader of a fleet ping its devices, refuses their writes (403), hides fleets they cannot see (404)", async () => {
+  it("reaches no device of another organization's fleet, public or not: 404, as for a device that does not exist", async () => {
     const appId = await appIdOf();
     const [device] = fleet.devices;
     const made = await server.app.inject({
@@ -270,20 +270,91 @@ describe("the cloud proxy: POST /supervisor/<path>", () => {
       })
     ).body;
     const asReader = { authorization: `Bearer ${token}` };
-    // Not their organization's fleet, and not public: the devices do not exist for them.
-    expect((await send("/ping", { uuid: device?.uuid, method: "GET" }, asReader)).statusCode).toBe(404);
+    const nowhere = await send("/v1/apps/1", { uuid: "0".repeat(32), method: "GET" }, asReader);
+    expect(nowhere.statusCode).toBe(404);
+    const probe = async () => [
+      await send("/v1/apps/1", { uuid: device?.uuid, method: "GET" }, asReader),
+      await send("/ping", { appId, method: "GET" }, asReader),
+      await send("/v1/blink", { uuid: device?.uuid }, asReader),
+    ];
+    const answers = async () => (await probe()).map((r) => `${r.statusCode} ${r.body}`);
+    const absent = `${nowhere.statusCode} ${nowhere.body}`;
+    expect(await answers()).toEqual([absent, absent, absent]);
+    // Issue 15: a public fleet shows its row and its releases, not its devices' supervisors (whose
+    // answers carry their configuration and environment).
     await server.app.inject({
       method: "PATCH",
       url: `/v6/application(${appId})`,
       payload: { is_public: true },
     });
-    expect((await send("/ping", { uuid: device?.uuid, method: "GET" }, asReader)).statusCode).toBe(200);
-    expect((await send("/v1/blink", { uuid: device?.uuid }, asReader)).statusCode).toBe(403);
-    await server.app.inject({
-      method: "PATCH",
-      url: `/v6/application(${appId})`,
-      payload: { is_public: false },
+    try {
+      expect(await answers()).toEqual([absent, absent, absent]);
+    } finally {
+      await server.app.inject({
+        method: "PATCH",
+        url: `/v6/application(${appId})`,
+        payload: { is_public: false },
+      });
+    }
+  });
+
+  // The v2 device API goes through the proxy as v1 does: relayed as the device answers it.
+  it("relays the v2 device API: app actions and device reads", async () => {
+    const [device] = fleet.devices;
+    const id = ids.get(device?.uuid ?? "");
+    const appId = await appIdOf();
+    const version = await send("/v2/version", { deviceId: id, method: "GET" });
+    expect([version.statusCode, JSON.parse(version.body)]).toEqual([
+      200,
+      { status: "success", version: "17.1.4" },
+    ]);
+    // This fleet has no release yet: the device has no container to act on (404, its text relayed).
+    const restart = await send(`/v2/applications/${appId}/restart-service`, {
+      deviceId: id,
+      data: { serviceName: "main" },
     });
+    expect([restart.statusCode, restart.body]).toEqual([404, expect.stringMatching(/^App not found: /)]);
+    const other = await send("/v2/applications/999999/restart", { deviceId: id });
+    expect([other.statusCode, JSON.parse(other.body)]).toEqual([
+      401,
+      { status: "failed", message: "Unauthorized" },
+    ]);
+    const state = await send("/v2/state/status", { deviceId: id, method: "GET" });
+    expect(JSON.parse(state.body)).toMatchObject({
+      status: "success",
+      containers: [],
+      images: [],
+      release: null,
+    });
+  });
+
+  // docs/API.md's "Introduced in supervisor vX", one boundary per v2 part.
+  it("does not send a v2 endpoint to a supervisor that predates it (501, naming the version)", async () => {
+    const old = await onlineDemoDevice(2);
+    const cases: [version: string, path: string, needs: string][] = [
+      ["6.9.9", "/v2/applications/1/restart", "7.0.0"],
+      ["7.11.9", "/v2/applications/state", "7.12.0"],
+      ["7.11.9", "/v2/applications/1/state", "7.12.0"],
+      ["7.20.0", "/v2/version", "7.21.0"],
+      ["7.20.0", "/v2/local/target-state", "7.21.0"],
+      ["8.5.9", "/v2/containerId", "8.6.0"],
+      ["9.6.9", "/v2/state/status", "9.7.0"],
+      ["9.10.9", "/v2/device/tags", "9.11.0"],
+      ["9.99.0", "/v2/cleanup-volumes", "10.0.0"],
+      ["10.1.9", "/v2/journal-logs", "10.2.0"],
+      ["11.3.9", "/v2/device/vpn", "11.4.0"],
+    ];
+    for (const [version, path, needs] of cases) {
+      await server.test.db.query({
+        text: `UPDATE "device" SET "supervisor_version" = $1 WHERE "id" = $2::int4`,
+        values: [version, old.id],
+      });
+      const answer = await send(path, { uuid: old.uuid, method: "GET" });
+      expect([answer.statusCode, JSON.parse(answer.body)]).toEqual([
+        501,
+        `Supervisor ${version} predates ${path} (needs ${needs} or later)`,
+      ]);
+    }
   });
 
   it("does not call a device whose supervisor predates the endpoint, and says so", async () => {

@@ -405,7 +405,7 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
       expect(await prisma().device.count({ where: { belongs_to__application: app.id } })).toBe(1);
     });
 
-    it("a user of another organization: FORBIDDEN on rows they can see, NOT_FOUND on rows they cannot, bulk writes skip both", async () => {
+    it("a user of another organization: FORBIDDEN on rows they can see (a public fleet), NOT_FOUND on rows they cannot (its devices too), bulk writes skip both", async () => {
       const { w, org, fleet: priv, other: pub } = await basicWorld("gqlotherorg");
       await prisma().application.update({ where: { id: pub.id }, data: { is_public: true } });
       const hidden = await w.device(priv, { note: "kept" });
@@ -425,17 +425,24 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
       const before = await snapshot();
       const as = mallory.authorization;
       for (const field of [
-        `updateDevice(id: ${visible.id}, patch: {note: "x"}) { id }`,
-        `deleteDevice(uuid: "${visible.uuid}") { id }`,
         `createDevice(input: {belongsToApplicationId: ${pub.id}}) { id }`,
-        `createDeviceTag(input: {deviceId: ${visible.id}, tagKey: "m", value: "x"}) { id }`,
-        `updateDeviceTag(deviceId: ${visible.id}, tagKey: "k", patch: {value: "x"}) { id }`,
         `updateApplication(id: ${pub.id}, patch: {isPublic: false}) { id }`,
         `deleteApplication(id: ${pub.id}) { id }`,
       ]) {
         await fails(`mutation { ${field} }`, undefined, "FORBIDDEN", /may not/, as);
       }
+      // Issue 15: a public fleet shows its row, not its devices (nor their tags).
+      await fails(
+        `mutation { createDeviceTag(input: {deviceId: ${visible.id}, tagKey: "m", value: "x"}) { id } }`,
+        undefined,
+        "BAD_USER_INPUT",
+        /does not exist/,
+        as,
+      );
       for (const field of [
+        `updateDevice(id: ${visible.id}, patch: {note: "x"}) { id }`,
+        `deleteDevice(uuid: "${visible.uuid}") { id }`,
+        `updateDeviceTag(deviceId: ${visible.id}, tagKey: "k", patch: {value: "x"}) { id }`,
         `updateDevice(id: ${hidden.id}, patch: {note: "x"}) { id }`,
         `deleteDevice(id: ${hidden.id}) { id }`,
         `updateApplication(id: ${priv.id}, patch: {isPublic: true}) { id }`,

@@ -94,7 +94,9 @@ const cases: Case[] = [
     message: /Function 'totalseconds'/,
   },
   { kind: "isof", url: "isof('Edm.String')", expect: "rejected", message: /Function 'isof'/ },
-  { kind: "chained comparison", url: "(id eq 1) eq true", expect: "rejected", message: /Chained 'eq'/ },
+  { kind: "chained comparison", url: "id eq 1 eq true", expect: "rejected", message: /Chained 'eq'/ },
+  { kind: "parenthesised comparison", url: "(id eq 1) eq true", expect: "compiled", ids: only(1) },
+  { kind: "in after arithmetic", url: "id div 2 in (1)", expect: "compiled", ids: only(2, 3) },
   { kind: "in with a path", url: "id in (actor, 1)", expect: "rejected", message: /literal values only/ },
   { kind: "non-boolean filter", url: "id", expect: "rejected", message: /must be a boolean expression/ },
   {

@@ -343,10 +343,14 @@ describe.each(databaseKinds)("OData read results on %s", (kind) => {
       },
     );
 
-    // The parser reads 2.0 as the number 2, so integers divide as integers (as OData defines div on
-    // Edm.Int32); a fractional literal such as 2.5 makes the division exact.
-    it("id div 2.0 eq 3 divides as integers: ids 6 and 7", async () => {
-      await expectDevices("id div 2.0 eq 3", (d) => Math.trunc(d.id / 2) === 3);
+    // Integers divide as integers (OData's div on Edm.Int32); a literal written with a decimal point,
+    // even a whole one such as 2.0, makes the division exact.
+    it("id div 2 eq 3 divides as integers: ids 6 and 7", async () => {
+      await expectDevices("id div 2 eq 3", (d) => Math.trunc(d.id / 2) === 3);
+    });
+
+    it("id div 2.0 eq 3 divides exactly: id 6 only", async () => {
+      await expectDevices("id div 2.0 eq 3", (d) => d.id / 2 === 3);
     });
 
     it("a quoted literal on device_tag: value eq 'O''Brien''s'", async () => {

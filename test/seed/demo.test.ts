@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { architectures, deviceTypeStates } from "../../src/catalogue/entry.ts";
+import { defaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 
@@ -10,14 +10,21 @@ describe.each(databaseKinds)("demo seed on %s", (kind) => {
   });
   afterAll(() => test.drop());
 
-  it("loads a catalogue covering every architecture and state, 3 fleets with releases and 60 devices", async () => {
+  it("adds 3 fleets with releases and 60 devices on top of the shipped catalogue", async () => {
     const summary = await seedDemo(test.db);
-    expect(summary).toEqual({ deviceTypes: 9, fleets: 3, releases: 9, devices: 60 });
-    const types = await test.db.prisma.deviceType.findMany({ include: { CpuArchitecture: true } });
-    expect(new Set(types.map((type) => type.CpuArchitecture.slug))).toEqual(new Set(architectures));
-    expect(new Set(types.map((type) => type.state))).toEqual(new Set(deviceTypeStates));
-    const fleets = await test.db.prisma.application.findMany({ include: { Releases: true, Devices: true } });
-    expect(fleets).toHaveLength(3);
+    expect(summary).toEqual({ fleets: 3, releases: 9, devices: 60 });
+    // The database was never started: the seed loaded the shipped catalogue, and nothing else.
+    const types = await test.db.prisma.deviceType.findMany({ orderBy: { id: "asc" } });
+    expect(types.map((type) => type.slug)).toEqual((await defaultCatalogue()).map((entry) => entry.slug));
+    const fleets = await test.db.prisma.application.findMany({
+      include: { Releases: true, Devices: true, DeviceType: true },
+      orderBy: { id: "asc" },
+    });
+    expect(fleets.map((fleet) => fleet.DeviceType.slug)).toEqual([
+      "raspberrypi4-64",
+      "raspberrypi3",
+      "intel-nuc",
+    ]);
     for (const fleet of fleets) {
       expect(fleet.Releases.length).toBeGreaterThan(0);
       expect(fleet.Devices).toHaveLength(20);
@@ -28,16 +35,32 @@ describe.each(databaseKinds)("demo seed on %s", (kind) => {
     expect(new Set(devices.map((device) => device.status)).size).toBeGreaterThan(2);
   });
 
-  it("is idempotent: a second run adds nothing", async () => {
+  it("is idempotent: a second run adds nothing, and leaves the catalogue as the operator left it", async () => {
     const count = async () =>
       Promise.all([
         test.db.prisma.actor.count(),
         test.db.prisma.device.count(),
         test.db.prisma.release.count(),
         test.db.prisma.deviceTypeAlias.count(),
+        test.db.prisma.deviceType.count(),
       ]);
+    // A device type the demo does not use, deleted by the operator, stays deleted.
+    await test.db.prisma.deviceType.delete({ where: { slug: "ts7700" } });
     const before = await count();
     await seedDemo(test.db);
     expect(await count()).toEqual(before);
+  });
+
+  it("names a device type the demo needs that the catalogue no longer has", async () => {
+    const other = await freshDatabase(kind);
+    try {
+      await seedDemo(other.db);
+      await other.db.prisma.application.deleteMany({ where: { DeviceType: { slug: "intel-nuc" } } });
+      await other.db.prisma.device.deleteMany({ where: { DeviceType: { slug: "intel-nuc" } } });
+      await other.db.prisma.deviceType.delete({ where: { slug: "intel-nuc" } });
+      await expect(seedDemo(other.db)).rejects.toThrow(/needs the device type 'intel-nuc'.*catalogue import/);
+    } finally {
+      await other.drop();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -44,7 +44,8 @@ describe("fleetgate supervisor --unmanaged: application endpoints", () => {
   };
 
   beforeAll(async () => {
-    device = await unmanaged(dir);
+    // Steps long enough for the status poll to see each phase on a loaded machine (60 ms were missed).
+    device = await unmanaged(dir, "--step-ms", "400");
     call = client(device);
   });
   afterEach(() => rmSync(join(dir, "updates.lock"), { force: true }));
@@ -53,18 +54,34 @@ describe("fleetgate supervisor --unmanaged: application endpoints", () => {
     removeDir(dir);
   });
 
-  it("GET /v1/apps/:appId: {appId, commit, imageId, containerId, env}", async () => {
+  // The real v1 answer: imageId is the image's name (a string), releaseId is there, and env
+  // holds the service defaults (compose/service.ts) minus the private keys.
+  it("GET /v1/apps/:appId: {appId, commit, imageId, releaseId, containerId, env}", async () => {
     const answer = await call("GET", "/v1/apps/1");
     expect(answer.status).toBe(200);
     const state = (await call("GET", "/v1/device")).json() as { commit: string };
+    // As balena-supervisor's privateAppEnvVars: the app's own supervisor key is left out of the
+    // answer, which anyone who may read the device through the cloud's proxy sees.
     expect(answer.json()).toEqual({
       appId: 1,
       commit: state.commit,
-      imageId: expect.any(Number),
+      imageId: expect.stringMatching(/^registry\.fleetgate\.local\/v2\/[0-9a-f]{32}@sha256:[0-9a-f]{64}$/),
+      releaseId: expect.any(Number),
       containerId: expect.stringMatching(/^[0-9a-f]{64}$/),
-      env: expect.objectContaining({ PLATFORM_SUPERVISOR_PORT: String(device.port) }),
+      env: {
+        PLATFORM_APP_ID: "1",
+        PLATFORM_APP_LOCK_PATH: join(dir, "updates.lock"),
+        PLATFORM_SERVICE_NAME: "main",
+        PLATFORM_DEVICE_UUID: device.uuid,
+        PLATFORM_SUPERVISOR_ADDRESS: `http://127.0.0.1:${device.port}`,
+        PLATFORM_SUPERVISOR_PORT: String(device.port),
+      },
       running: true,
     });
+    expect(answer.text).not.toContain(device.apiKey);
+    // The application itself still runs with it.
+    const appEnv = JSON.parse(readFileSync(join(dir, "apps", "1", "env.json"), "utf8"));
+    expect(appEnv.PLATFORM_SUPERVISOR_API_KEY).toBe(device.apiKey);
     expect([(await call("GET", "/v1/apps/abc")).status, (await call("GET", "/v1/apps/abc")).text]).toEqual([
       400,
       "Missing app id",
@@ -101,14 +118,27 @@ describe("fleetgate supervisor --unmanaged: application endpoints", () => {
     expect([locked.status, locked.json()]).toEqual([423, LOCKED]);
   });
 
-  it("`force` is on for true, 'true', 1, '1' and 'on' only", async () => {
-    lock();
-    for (const force of [true, "true", 1, "1", "on"]) {
+  // lib/validation.ts checkTruthy lower-cases a string first; a forced action deletes the lock
+  // files (update-lock's force), so the lock is taken again before each try.
+  it("`force` is on for true, 'true', 'TRUE', 1, '1', 'on' and 'On' only; a forced action removes the lock", async () => {
+    for (const force of [true, "true", "TRUE", 1, "1", "on", "On"]) {
+      lock();
       expect((await call("POST", "/v1/restart", { body: { appId: 1, force } })).status).toBe(200);
+      expect(existsSync(join(dir, "updates.lock"))).toBe(false);
+      expect((await call("POST", "/v1/restart", { body: { appId: 1 } })).status).toBe(200);
     }
-    for (const force of [false, "false", 0, "yes", "TRUE", null]) {
+    lock();
+    for (const force of [false, "false", 0, "yes", null]) {
       expect((await call("POST", "/v1/restart", { body: { appId: 1, force } })).status).toBe(423);
     }
+  });
+
+  // checkInt accepts numerals with trailing zero decimals: "1.0" is app 1, "1.5" is no id.
+  it("reads appId '1.0' as 1 and refuses '1.5'", async () => {
+    expect((await call("POST", "/v1/restart", { body: { appId: "1.0" } })).status).toBe(200);
+    const half = await call("POST", "/v1/restart", { body: { appId: "1.5" } });
+    expect([half.status, half.text]).toEqual([400, "Missing app id"]);
+    expect((await call("GET", "/v1/apps/1.0")).json()).toMatchObject({ appId: 1 });
   });
 
   it("purges: clears the application's data folder, 200 {Data: OK, Error: ''}", async () => {
@@ -137,6 +167,8 @@ describe("fleetgate supervisor --unmanaged: application endpoints", () => {
     const stopped = await call("POST", "/v1/apps/1/stop");
     expect([stopped.status, stopped.json()]).toEqual([200, { containerId }]);
     expect((await app()).running).toBe(false);
+    // The real /v1/device reports the stopped container's status, `exited`, not Idle.
+    expect((await call("GET", "/v1/device")).json()).toMatchObject({ status: "exited" });
     const started = await call("POST", "/v1/apps/1/start");
     expect([started.status, started.json()]).toEqual([200, { containerId }]);
     expect((await app()).running).toBe(true);
@@ -173,11 +205,14 @@ describe("fleetgate supervisor --unmanaged: stop survives no restart", () => {
     const dir = tempDir();
     try {
       const first = await unmanaged(dir);
+      const before = (await client(first)("GET", "/v1/apps/1")).json() as App;
       expect((await client(first)("POST", "/v1/apps/1/stop")).status).toBe(200);
       await first.stop();
       const second = await unmanaged(dir);
       const app = (await client(second)("GET", "/v1/apps/1")).json() as App;
       expect(app.running).toBe(true);
+      // The engine keeps its containers across a supervisor restart: same container id.
+      expect(app.containerId).toBe(before.containerId);
       await second.stop();
     } finally {
       removeDir(dir);
@@ -221,5 +256,9 @@ describe("fleetgate supervisor --unmanaged: the v1 app endpoints need one servic
     expect([stop.status, stop.text]).toEqual([400, APP_NOT_FOUND]);
     const get = await call("GET", "/v1/apps/1");
     expect([get.status, get.text]).toEqual([400, "App not found"]);
+    // With no app installed the real /v1/device has neither status nor download_progress.
+    const state = (await call("GET", "/v1/device")).json() as object;
+    expect(state).not.toHaveProperty("status");
+    expect(state).not.toHaveProperty("download_progress");
   });
 });

@@ -1,4 +1,4 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,7 +39,8 @@ describe("fleetgate supervisor --unmanaged: device endpoints", () => {
     const ping = await call("GET", "/ping", { key: null });
     expect([ping.status, ping.text]).toEqual([200, "OK"]);
     const healthy = await call("GET", "/v1/healthy", { key: null });
-    expect([healthy.status, healthy.text]).toEqual([200, ""]);
+    // The real one answers res.sendStatus(200), whose body is `OK`.
+    expect([healthy.status, healthy.text]).toEqual([200, "OK"]);
   });
 
   it("refuses every other endpoint without the right key: 401 text Unauthorized", async () => {
@@ -75,7 +76,7 @@ describe("fleetgate supervisor --unmanaged: device endpoints", () => {
   });
 
   it("answers malformed JSON with 503 JSON {status: failed, message}, as the real supervisor", async () => {
-    const answer = await call("POST", "/v1/blink", { body: "{not json" });
+    const answer = await call("POST", "/v1/update", { body: "{not json" });
     expect(answer.status).toBe(503);
     expect(answer.json()).toEqual({ status: "failed", message: expect.any(String) });
   });
@@ -109,8 +110,10 @@ describe("fleetgate supervisor --unmanaged: device endpoints", () => {
   });
 
   it("regenerates its key: the new key as text, the old one refused at once, the app keeps the old one until it restarts", async () => {
-    const before = (await call("GET", "/v1/apps/1")).json() as { env: Record<string, string> };
-    expect(before.env.PLATFORM_SUPERVISOR_API_KEY).toBe(KEY);
+    // The application's environment, as its container engine would show it.
+    const appEnv = () =>
+      JSON.parse(readFileSync(join(dir, "apps", "1", "env.json"), "utf8")) as Record<string, string>;
+    expect(appEnv().PLATFORM_SUPERVISOR_API_KEY).toBe(KEY);
     const answer = await call("POST", "/v1/regenerate-api-key");
     expect(answer.status).toBe(200);
     const newKey = answer.text;
@@ -118,17 +121,21 @@ describe("fleetgate supervisor --unmanaged: device endpoints", () => {
     expect(newKey).not.toBe(KEY);
     expect((await call("GET", "/v1/device")).status).toBe(401);
     const next = client({ url: device.url, apiKey: newKey });
-    const stale = (await next("GET", "/v1/apps/1")).json() as { env: Record<string, string> };
-    expect(stale.env.PLATFORM_SUPERVISOR_API_KEY).toBe(KEY);
+    expect((await next("GET", "/v1/device")).status).toBe(200);
+    expect(appEnv().PLATFORM_SUPERVISOR_API_KEY).toBe(KEY);
     expect((await next("POST", "/v1/restart", { body: { appId: 1 } })).status).toBe(200);
-    const fresh = (await next("GET", "/v1/apps/1")).json() as { env: Record<string, string> };
-    expect(fresh.env).toEqual({
+    expect(appEnv()).toEqual({
       PLATFORM_APP_ID: "1",
+      PLATFORM_APP_LOCK_PATH: join(dir, "updates.lock"),
+      PLATFORM_SERVICE_NAME: "main",
       PLATFORM_DEVICE_UUID: device.uuid,
       PLATFORM_SUPERVISOR_ADDRESS: `http://127.0.0.1:${device.port}`,
       PLATFORM_SUPERVISOR_API_KEY: newKey,
       PLATFORM_SUPERVISOR_PORT: String(device.port),
     });
+    // Only its owner may read it.
+    expect(statSync(join(dir, "apps", "1", "env.json")).mode & 0o077).toBe(0);
+    expect(statSync(join(dir, "supervisor.json")).mode & 0o077).toBe(0);
     // Later tests in this file use the new key.
     call = next;
   });
@@ -164,8 +171,18 @@ describe("fleetgate supervisor --unmanaged: device endpoints", () => {
     writeFileSync(join(dir, "target.json"), JSON.stringify({ commit }));
     expect((await call("POST", "/v1/update")).status).toBe(204);
     await new Promise((resolve) => setTimeout(resolve, 300));
+    // Downloaded while locked, but not applied (docs/update-locking.md).
+    await waitFor(
+      async () => (await call("GET", "/v1/device")).json() as Record<string, unknown>,
+      (s) => s.update_failed === true,
+    );
     const waiting = (await call("GET", "/v1/device")).json();
-    expect(waiting).toMatchObject({ status: "Idle", update_pending: true, commit: "a".repeat(32) });
+    expect(waiting).toMatchObject({
+      status: "Idle",
+      update_pending: true,
+      update_downloaded: true,
+      commit: "a".repeat(32),
+    });
     expect((await call("POST", "/v1/update", { body: { force: true } })).status).toBe(204);
     await waitFor(
       async () => (await call("GET", "/v1/device")).json() as { commit: string; status: string },

@@ -7,11 +7,29 @@ import type { AddressInfo } from "node:net";
 
 export const USER_TOKEN = "userToken";
 export const PROVISIONING_KEY = "provisioningKey1";
+/** The fleet's uuid, as the target names it; a v3 report files the running commit under it. */
+export const FLEET_UUID = "f1ee7f1ee7f1ee7f1ee7f1ee7f1ee7f1";
+
+/** A v3 report of one device, in the v2 shape: api_secret → api_key, the fleet's release_uuid → commit. */
+function asV2(report: Record<string, unknown>): Record<string, unknown> {
+  const { api_secret, apps, ...fields } = report;
+  const fleet = (apps as Record<string, { release_uuid?: string }> | undefined)?.[FLEET_UUID];
+  return {
+    ...fields,
+    ...(api_secret !== undefined && { api_key: api_secret }),
+    ...(apps !== undefined && { commit: fleet?.release_uuid ?? null }),
+  };
+}
 
 export interface Report {
   readonly at: number;
   readonly authorization: string | undefined;
+  /** Which endpoint it came through: PATCH /device/v3/state or /device/v2/<uuid>/state. */
+  readonly api: "v2" | "v3";
+  /** The report in the v2 shape (`api_key`, `commit`), whichever endpoint it came through. */
   readonly body: Record<string, unknown>;
+  /** The body as sent. */
+  readonly raw: Record<string, unknown>;
 }
 
 export interface FakeCloud {
@@ -71,17 +89,28 @@ export async function startFakeCloud(fleet = 42): Promise<FakeCloud> {
       devices.set(body.uuid as string, device);
       return reply(response, 201, { id: device.id, uuid: body.uuid, api_key: device.key });
     }
+    if (request.method === "PATCH" && path === "/device/v3/state") {
+      const [uuid, ...others] = Object.keys(body);
+      const device = uuid === undefined ? undefined : devices.get(uuid);
+      if (!device || others.length > 0 || bearer !== device.key) return reply(response, 401, "Unauthorized");
+      const report = body[uuid as string] as Record<string, unknown>;
+      cloud.reports.push({ at: Date.now(), authorization, api: "v3", body: asV2(report), raw: body });
+      return response.writeHead(200).end();
+    }
     const state = /^\/device\/v2\/([0-9a-f]+)\/state$/.exec(path);
     const device = state && devices.get(state[1] as string);
     if (state && (!device || bearer !== device.key)) return reply(response, 401, "Unauthorized");
     if (request.method === "PATCH" && state) {
-      cloud.reports.push({ at: Date.now(), authorization, body });
+      cloud.reports.push({ at: Date.now(), authorization, api: "v2", body, raw: body });
       return response.writeHead(200).end("OK");
     }
     if (request.method === "GET" && state) {
       cloud.targetPolls.push(Date.now());
       if (cloud.failTargets) return reply(response, 500, "Server error");
-      return reply(response, 200, { uuid: state[1], target: { commit: cloud.target, appId: fleet } });
+      return reply(response, 200, {
+        uuid: state[1],
+        target: { commit: cloud.target, appId: fleet, appUuid: FLEET_UUID },
+      });
     }
     reply(response, 404, "Not found");
   });

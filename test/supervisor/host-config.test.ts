@@ -42,24 +42,71 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
     expect((await patch({ network: { hostname: "kiosk-2" } })).status).toBe(200);
     expect(await hostConfig()).toEqual({ network: { hostname: "kiosk-2", proxy: PROXY } });
     const http = { type: "http-connect", ip: "proxy.local", port: 3128 };
+    // The given members are merged into the current proxy: login, password and noProxy stay.
     expect((await patch({ network: { proxy: http } })).status).toBe(200);
-    expect(await hostConfig()).toEqual({ network: { hostname: "kiosk-2", proxy: http } });
+    expect(await hostConfig()).toEqual({ network: { hostname: "kiosk-2", proxy: { ...PROXY, ...http } } });
     expect((await patch({ network: {} })).status).toBe(200);
-    expect(await hostConfig()).toEqual({ network: { hostname: "kiosk-2", proxy: http } });
+    expect(await hostConfig()).toEqual({ network: { hostname: "kiosk-2", proxy: { ...PROXY, ...http } } });
   });
 
-  it("resets: proxy null or {} to no proxy, hostname null or '' to the uuid's first 7 characters", async () => {
+  it("resets: proxy {} to no proxy, hostname '' to the uuid's first 7 characters", async () => {
     const hostname = device.uuid.slice(0, 7);
-    for (const proxy of [null, {}]) {
-      await patch({ network: { proxy: PROXY } });
-      expect((await patch({ network: { proxy } })).status).toBe(200);
-      expect(((await hostConfig()) as { network: object }).network).not.toHaveProperty("proxy");
+    await patch({ network: { proxy: PROXY } });
+    expect((await patch({ network: { proxy: {} } })).status).toBe(200);
+    expect(((await hostConfig()) as { network: object }).network).not.toHaveProperty("proxy");
+    await patch({ network: { hostname: "named" } });
+    expect((await patch({ network: { hostname: "" } })).status).toBe(200);
+    expect(await hostConfig()).toEqual({ network: { hostname } });
+  });
+
+  // balena-supervisor's PATCH handler decodes with io-ts and merges the given proxy members
+  // into the current redsocks config (host-config/proxy.ts), so a partial proxy is an update.
+  it("merges given proxy members into the current proxy; noProxy: [] alone removes the list", async () => {
+    await patch({ network: { hostname: "merge", proxy: PROXY } });
+    expect((await patch({ network: { proxy: { ip: "10.0.0.2", port: 1081 } } })).status).toBe(200);
+    expect(await hostConfig()).toEqual({
+      network: { hostname: "merge", proxy: { ...PROXY, ip: "10.0.0.2", port: 1081 } },
+    });
+    expect((await patch({ network: { proxy: { noProxy: [] } } })).status).toBe(200);
+    const { noProxy: _dropped, ...withoutList } = PROXY;
+    expect(await hostConfig()).toEqual({
+      network: { hostname: "merge", proxy: { ...withoutList, ip: "10.0.0.2", port: 1081 } },
+    });
+    await patch({ network: { proxy: {} } });
+  });
+
+  // io-ts' NumericIdentifier takes a port as text; unknown members (the docs' example puts
+  // `force` inside network; redsocks' local_ip/local_port) are stripped, not refused.
+  it("reads a port given as text as a number, accepts host names in noProxy, drops unknown members", async () => {
+    const answer = await patch({
+      mtu: 1400,
+      network: {
+        hostname: "loose",
+        force: true,
+        extra: 1,
+        proxy: {
+          ...PROXY,
+          port: "1081",
+          noProxy: ["example.com", "10.0.0.0/8"],
+          local_ip: "0.0.0.0",
+          local_port: 1,
+        },
+      },
+    });
+    expect([answer.status, answer.text]).toEqual([200, "OK"]);
+    expect(await hostConfig()).toEqual({
+      network: { hostname: "loose", proxy: { ...PROXY, port: 1081, noProxy: ["example.com", "10.0.0.0/8"] } },
+    });
+    await patch({ network: { proxy: {} } });
+  });
+
+  // Since 16.6.0 the proxy may carry redsocks' dns: an `ADDRESS:PORT` or a boolean.
+  it("accepts proxy.dns as ADDRESS:PORT or a boolean (16.6.0+)", async () => {
+    for (const dns of ["1.1.1.1:53", true, false]) {
+      expect((await patch({ network: { proxy: { ...PROXY, dns } } })).status).toBe(200);
+      expect(await hostConfig()).toEqual({ network: { hostname: "loose", proxy: { ...PROXY, dns } } });
     }
-    for (const reset of [null, ""]) {
-      await patch({ network: { hostname: "named" } });
-      expect((await patch({ network: { hostname: reset } })).status).toBe(200);
-      expect(await hostConfig()).toEqual({ network: { hostname } });
-    }
+    await patch({ network: { proxy: {} } });
   });
 
   it("refuses invalid input with 400 text naming the member, and changes nothing", async () => {
@@ -70,7 +117,20 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
         "Expecting Partial<{| proxy: ({ [K in string]: any } & Partial<{ dns: (AddressString | boolean) }>), hostname: string |}> at network but instead got: undefined",
       ],
       [{ network: { hostname: 123 } }, "Expecting string at network.hostname but instead got: 123"],
-      [{ network: { proxy: "socks5" } }, 'Expecting object at network.proxy but instead got: "socks5"'],
+      [
+        { network: { proxy: "socks5" } },
+        'Expecting ({ [K in string]: any } & Partial<{ dns: (AddressString | boolean) }>) at network.proxy but instead got: "socks5"',
+      ],
+      // The docs say null resets; the real code's io-ts decode refuses it.
+      [
+        { network: { proxy: null } },
+        "Expecting ({ [K in string]: any } & Partial<{ dns: (AddressString | boolean) }>) at network.proxy but instead got: null",
+      ],
+      [{ network: { hostname: null } }, "Expecting string at network.hostname but instead got: null"],
+      [
+        { network: { proxy: { ip: "10.0.0.9", port: 1080 } } },
+        'Expecting "socks4" | "socks5" | "http-connect" | "http-relay" at network.proxy.type but instead got: undefined',
+      ],
       [
         { network: { proxy: { ...PROXY, type: "socks6" } } },
         'Expecting "socks4" | "socks5" | "http-connect" | "http-relay" at network.proxy.type but instead got: "socks6"',
@@ -80,8 +140,8 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
         "Expecting string at network.proxy.ip but instead got: 5",
       ],
       [
-        { network: { proxy: { ...PROXY, port: "1080" } } },
-        'Expecting integer at network.proxy.port but instead got: "1080"',
+        { network: { proxy: { ...PROXY, port: "10x" } } },
+        'Expecting integer at network.proxy.port but instead got: "10x"',
       ],
       [
         { network: { proxy: { ...PROXY, port: 10.5 } } },
@@ -93,14 +153,16 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
       ],
       [
         { network: { proxy: { ...PROXY, noProxy: "10.0.0.1" } } },
-        'Expecting Array<IP | CIDR> at network.proxy.noProxy but instead got: "10.0.0.1"',
+        'Expecting Array<string> at network.proxy.noProxy but instead got: "10.0.0.1"',
       ],
       [
-        { network: { proxy: { ...PROXY, noProxy: ["10.0.0.1", "10.0.0.0/33"] } } },
-        'Expecting IP | CIDR at network.proxy.noProxy.1 but instead got: "10.0.0.0/33"',
+        { network: { proxy: { ...PROXY, noProxy: ["10.0.0.1", 7] } } },
+        "Expecting string at network.proxy.noProxy.1 but instead got: 7",
       ],
-      [{ network: { proxy: { ...PROXY, dns: true } } }, "Unknown member at network.proxy.dns"],
-      [{ network: { hostname: "x", mtu: 1400 } }, "Unknown member at network.mtu"],
+      [
+        { network: { proxy: { ...PROXY, dns: "resolver" } } },
+        'Expecting (AddressString | boolean) at network.proxy.dns but instead got: "resolver"',
+      ],
     ];
     for (const [body, message] of cases) {
       const answer = await patch(body);
@@ -120,8 +182,10 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
       expect([locked.status, locked.text]).toEqual([423, "Lockfile exists for { appId: 1, service: main }"]);
       expect((await patch({ network: { hostname: "forced" }, force: true })).status).toBe(200);
       expect(await hostConfig()).toEqual({ network: { hostname: "forced" } });
+      // A forced action takes the lock away from the application (update-lock's force).
+      expect((await patch({ network: { hostname: "unforced" } })).status).toBe(200);
     } finally {
-      rmSync(join(dir, "updates.lock"));
+      rmSync(join(dir, "updates.lock"), { force: true });
     }
   });
 
@@ -131,5 +195,31 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
     device = await unmanaged(dir);
     call = client(device);
     expect(await hostConfig()).toEqual({ network: { hostname: "persisted", proxy: PROXY } });
+  });
+});
+
+// proxy.dns came with supervisor 16.6.0; an older one strips it like any member it does not know.
+describe("fleetgate supervisor --supervisor-version 16.5.0: host config without proxy.dns", () => {
+  const dir = tempDir();
+  let device: SupervisorProcess;
+  beforeAll(async () => {
+    device = await unmanaged(dir, "--supervisor-version", "16.5.0");
+  });
+  afterAll(async () => {
+    await device.stop();
+    removeDir(dir);
+  });
+
+  it("drops proxy.dns, valid or not", async () => {
+    const call = client(device);
+    for (const dns of ["1.1.1.1:53", "resolver"]) {
+      const answer = await call("PATCH", "/v1/device/host-config", {
+        body: { network: { proxy: { ...PROXY, dns } } },
+      });
+      expect([answer.status, answer.text]).toEqual([200, "OK"]);
+      expect((await call("GET", "/v1/device/host-config")).json()).toEqual({
+        network: { hostname: device.uuid.slice(0, 7), proxy: PROXY },
+      });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type FakeCloud, PROVISIONING_KEY, startFakeCloud, USER_TOKEN } from "./fake-cloud.ts";
@@ -131,7 +131,9 @@ describe("fleetgate supervisor --api: state reports and updates", () => {
     );
     call = client(device);
   });
-  afterEach(() => rmSync(join(dataDir, "updates.lock"), { force: true }));
+  afterEach(() => {
+    for (const file of ["updates.lock", "resin-updates.lock"]) rmSync(join(dataDir, file), { force: true });
+  });
   afterAll(async () => {
     await device.stop();
     await cloud.close();
@@ -142,6 +144,8 @@ describe("fleetgate supervisor --api: state reports and updates", () => {
     await until(() => cloud.reports.length > 0);
     const [first] = cloud.reports;
     expect(first?.authorization).toMatch(/^Bearer [0-9a-f]{32}$/);
+    // Through PATCH /device/v3/state, as v17 reports (fake-cloud.ts reads it back in the v2 shape).
+    expect(first?.api).toBe("v3");
     expect(Object.keys(first?.body ?? {}).sort()).toEqual([...REPORT_MEMBERS].sort());
     expect(first?.body).toMatchObject({
       status: "Idle",
@@ -184,20 +188,50 @@ describe("fleetgate supervisor --api: state reports and updates", () => {
     expect([app.appId, app.commit]).toEqual([42, commit]);
   });
 
-  it("does not update while the lock is held; /v1/update with force overrides it", async () => {
+  // docs/update-locking.md: "updates will still be downloaded by the Supervisor, ready to be
+  // applied once the lockfile no longer exists"; /v1/device shows update_downloaded and, while
+  // applying is refused, update_failed.
+  it("downloads but does not apply while the lock is held (update_downloaded, update_failed); force overrides it", async () => {
     writeFileSync(join(dataDir, "updates.lock"), "");
     const commit = "d".repeat(32);
     cloud.target = commit;
     const polls = cloud.targetPolls.length;
     await until(() => cloud.targetPolls.length >= polls + 3);
+    await waitFor(
+      async () => (await call("GET", "/v1/device")).json() as Record<string, unknown>,
+      (state) => state.update_failed === true,
+    );
     expect((await call("GET", "/v1/device")).json()).toMatchObject({
       commit: "c".repeat(32),
       status: "Idle",
       update_pending: true,
+      update_downloaded: true,
+      update_failed: true,
     });
     expect(lastReport().commit).toBe("c".repeat(32));
     expect((await call("POST", "/v1/update", { body: { force: true } })).status).toBe(204);
     await until(() => lastReport().commit === commit && lastReport().status === "Idle");
+    expect((await call("GET", "/v1/device")).json()).toMatchObject({
+      update_downloaded: false,
+      update_failed: false,
+    });
+    // The forced update took the lock away from the application.
+    expect(existsSync(join(dataDir, "updates.lock"))).toBe(false);
+  });
+
+  it("honours the legacy resin-updates.lock as the real supervisor does", async () => {
+    writeFileSync(join(dataDir, "resin-updates.lock"), "");
+    const commit = "f".repeat(32);
+    cloud.target = commit;
+    await waitFor(
+      async () => (await call("GET", "/v1/device")).json() as Record<string, unknown>,
+      (state) => state.update_failed === true,
+    );
+    expect(lastReport().commit).toBe("d".repeat(32));
+    rmSync(join(dataDir, "resin-updates.lock"));
+    await until(() => lastReport().commit === commit && lastReport().status === "Idle");
+    cloud.target = "d".repeat(32);
+    await until(() => lastReport().commit === "d".repeat(32) && lastReport().status === "Idle");
   });
 
   it("updates once the lock is released", async () => {

@@ -1,5 +1,11 @@
 // The OData semantics the read tests expect, written in JavaScript: expectations are computed with
-// these from the rows a test inserted, never by asking the compiler or SQL.
+// these from the rows a test inserted, never by asking the compiler or SQL. The README's "What a query
+// may say" is the contract; where it is silent, the rules below are the project's decisions.
+
+import type { Node } from "./filter-ast.ts";
+import { DivisionByZero, evaluate, type OracleRows } from "./oracle-eval.ts";
+
+export { DivisionByZero, OracleRows } from "./oracle-eval.ts";
 
 export type Op = "eq" | "ne" | "gt" | "ge" | "lt" | "le";
 export const ops: readonly Op[] = ["eq", "ne", "gt", "ge", "lt", "le"];
@@ -26,7 +32,7 @@ export function cmp(op: Op, left: Scalar, right: Scalar): boolean {
   }
 }
 
-/** overall_status as documented (src/odata/sql/computed.ts), first match wins. */
+/** overall_status as the README's table says: the first rule that matches, in this order. */
 export function overallStatus(d: {
   is_active: boolean;
   is_online: boolean;
@@ -37,9 +43,27 @@ export function overallStatus(d: {
 }): string {
   if (!d.is_active) return "inactive";
   if (!d.is_online && d.last_connectivity_event === null) return "configuring";
-  if (!d.is_online) return "offline";
   if (d.provisioning_progress !== null) return "configuring";
+  if (!d.is_online) return "offline";
   if (d.download_progress !== null || d.status === "Downloading" || d.status === "Installing")
     return "updating";
   return "idle";
+}
+
+/**
+ * What a `$filter` over `table` answers: the ids it selects, in id order, or `"error"` when the
+ * filter fails on a row it is evaluated on (division or modulo by zero): the request's 400.
+ */
+export function expectedIds(rows: OracleRows, table: "device", filter: Node): number[] | "error" {
+  const now = Date.now();
+  const ids: number[] = [];
+  try {
+    for (const row of rows.tables[table]) {
+      if (evaluate(filter, { rows, table, row, vars: new Map(), now }) === true) ids.push(row.id as number);
+    }
+  } catch (error) {
+    if (error instanceof DivisionByZero) return "error";
+    throw error;
+  }
+  return ids.sort((a, b) => a - b);
 }

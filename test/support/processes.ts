@@ -8,6 +8,8 @@ export interface RunningServer {
   readonly child: ChildProcess;
   /** Everything written to stderr so far. */
   stderr(): string;
+  /** Everything written to stdout (the JSON log) so far. */
+  stdout(): string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -41,6 +43,7 @@ export function startServer(env: Record<string, string>): Promise<RunningServer>
           url: listening[1],
           child,
           stderr: () => stderr,
+          stdout: () => stdout,
           stop: () => {
             child.kill("SIGTERM");
             return exited;

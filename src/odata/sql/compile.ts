@@ -1,8 +1,8 @@
 import type { Statement } from "../../db/database.ts";
-import { ident, join, sql, toStatement } from "../../db/sql.ts";
+import { ident, sql, toStatement } from "../../db/sql.ts";
 import type { WriteTargetPlan } from "../plan.ts";
 import type { ReadPlan } from "../plan-types.ts";
-import { compileExpr } from "./expr.ts";
+import { guardedWhere } from "./expr.ts";
 import { countOf, rowsJson } from "./select.ts";
 
 /**
@@ -11,7 +11,7 @@ import { countOf, rowsJson } from "./select.ts";
  */
 export function compileRead(plan: ReadPlan): Statement {
   if (plan.kind === "count") {
-    const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
+    const where = guardedWhere(plan.table.permission, plan.where);
     return toStatement(
       sql`SELECT count(*)::int AS count FROM ${ident(plan.table.resource.table)} ${ident(plan.table.alias)} WHERE ${where}`,
     );
@@ -24,7 +24,7 @@ export function compileRead(plan: ReadPlan): Statement {
 /** The rows a write targets, locked for the transaction, each with whether the caller may write it. */
 export function compileWriteTargets(plan: WriteTargetPlan): Statement {
   const alias = ident(plan.table.alias);
-  const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
+  const where = guardedWhere(plan.table.permission, plan.where);
   return toStatement(
     sql`SELECT ${alias}."id", coalesce((${plan.writable}), false) AS may_write FROM ${ident(plan.table.resource.table)} ${alias} WHERE ${where} ORDER BY ${alias}."id" FOR UPDATE`,
   );
@@ -36,7 +36,7 @@ export function compileWriteTargets(plan: WriteTargetPlan): Statement {
  */
 export function compileProxyTargets(plan: WriteTargetPlan): Statement {
   const alias = ident(plan.table.alias);
-  const where = join([sql`(${plan.table.permission})`, ...plan.where.map(compileExpr)], " AND ");
+  const where = guardedWhere(plan.table.permission, plan.where);
   return toStatement(
     sql`SELECT ${alias}."id", ${alias}."uuid", ${alias}."belongs_to__application", ${alias}."supervisor_version", ${alias}."supervisor_api_address",
                ${alias}."supervisor_api_port", ${alias}."supervisor_api_key_ciphertext",

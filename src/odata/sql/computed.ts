@@ -16,8 +16,8 @@ const computed: Record<string, Record<string, ComputedSql>> = {
     overall_status: (row) => sql`CASE
       WHEN NOT ${row}."is_active" THEN 'inactive'
       WHEN NOT ${row}."is_online" AND ${row}."last_connectivity_event" IS NULL THEN 'configuring'
-      WHEN NOT ${row}."is_online" THEN 'offline'
       WHEN ${row}."provisioning_progress" IS NOT NULL THEN 'configuring'
+      WHEN NOT ${row}."is_online" THEN 'offline'
       WHEN ${row}."download_progress" IS NOT NULL OR ${row}."status" IN ('Downloading', 'Installing') THEN 'updating'
       ELSE 'idle' END`,
   },

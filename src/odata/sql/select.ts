@@ -1,6 +1,6 @@
 import { type Fragment, ident, join, raw, sql } from "../../db/sql.ts";
 import type { Format, Join, OutputItem, Planned, SelectPlan } from "../plan-types.ts";
-import { column, compileExpr, joinedRows } from "./expr.ts";
+import { column, compileExpr, countJoined, guardedWhere, joinedRows } from "./expr.ts";
 
 // pinejs wire: timestamps as JavaScript's toISOString() prints them.
 const isoTimestamp = (value: Fragment) =>
@@ -11,21 +11,16 @@ function outputScalar(value: Planned): Fragment {
   return value.type === "DateTime" ? isoTimestamp(compiled) : compiled;
 }
 
-function conjunction(items: readonly Fragment[]): Fragment {
-  return items.length === 0 ? sql`TRUE` : join(items, " AND ");
-}
-
 /** The FROM and WHERE of a select: its table, the permission predicate, the parent join, the filter. */
 function rowsOf(select: SelectPlan, parent: Join | undefined): { from: Fragment; where: Fragment } {
-  const own = [sql`(${select.table.permission})`, ...select.where.map(compileExpr)];
   if (!parent) {
     return {
       from: sql`${ident(select.table.resource.table)} ${ident(select.table.alias)}`,
-      where: conjunction(own),
+      where: guardedWhere(select.table.permission, select.where),
     };
   }
   const rows = joinedRows(parent);
-  return { from: rows.from, where: conjunction([rows.where, ...select.where.map(compileExpr)]) };
+  return { from: rows.from, where: guardedWhere(rows.where, select.where) };
 }
 
 function countOf(select: SelectPlan, parent: Join | undefined): Fragment {
@@ -58,11 +53,8 @@ function outputValue(item: OutputItem, format: Format): Fragment {
       return format === "v4" && item.join.navigation.cardinality === "one"
         ? sql`(${rowsJson(item.select, format, item.join, "single")})`
         : sql`(${rowsJson(item.select, format, item.join, "array")})`;
-    case "expandCount": {
-      const rows = joinedRows(item.join);
-      const filter = item.filter ? sql` AND ${compileExpr(item.filter)}` : sql``;
-      return sql`(SELECT count(*)::int FROM ${rows.from} WHERE ${rows.where}${filter})`;
-    }
+    case "expandCount":
+      return countJoined(item.join, item.filter);
   }
 }
 

@@ -6,6 +6,7 @@ import type { Model, Resource } from "../../model/types.ts";
 import { planRead, planWriteTarget, resolveResource } from "../plan.ts";
 import type { Expr, Key, ODataQuery } from "../query.ts";
 import { compileRead, compileWriteTargets } from "../sql/compile.ts";
+import { checkCreatable, checkStaysWritable } from "./candidates.ts";
 import { translateDatabaseError } from "./database-errors.ts";
 import { rulesOf } from "./rules/index.ts";
 import type { RuleContext } from "./rules/types.ts";
@@ -146,7 +147,10 @@ export async function createEntity(
   return inTransaction(context.db, async (tx) => {
     const rulesContext = ruleContext(tx, resource, context);
     const columns = rules.prepareCreate ? await rules.prepareCreate(values, rulesContext) : values;
-    const id = await insertRow(tx, resource, await resolveLinks(tx, resource, columns, context));
+    const linked = await resolveLinks(tx, resource, columns, context);
+    // A row its creator comes to own (an organization) is only writable once its rules have run.
+    if (!rules.ownedByCreator) await checkCreatable(tx, resource, linked, context.permissions);
+    const id = await insertRow(tx, resource, linked);
     await rules.afterCreate?.(values, id, rulesContext);
     await rules.afterWrite?.(values, [id], rulesContext);
     await checkWritable(tx, resource, [id], context.permissions);
@@ -214,7 +218,9 @@ export async function updateEntities(
     const before = options.dryRun ? await snapshot(tx, resource, ids, context) : undefined;
     const rulesContext = ruleContext(tx, resource, context);
     const columns = rules.prepareUpdate ? await rules.prepareUpdate(values, ids, rulesContext) : values;
-    await updateRows(tx, resource, await resolveLinks(tx, resource, columns, context), ids);
+    const linked = await resolveLinks(tx, resource, columns, context);
+    await checkStaysWritable(tx, resource, linked, ids, context.permissions);
+    await updateRows(tx, resource, linked, ids);
     await rules.afterWrite?.(values, ids, rulesContext);
     await checkWritable(tx, resource, ids, context.permissions);
     if (!before) return { affected: ids.length };

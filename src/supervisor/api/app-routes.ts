@@ -14,6 +14,15 @@ const MULTI_CONTAINER =
   "serviceName or imageId parameters were not provided or the app is multi-container. " +
   "Use the v2 service action endpoints.";
 
+// balena-supervisor's constants.privateAppEnvVars: the application holds these keys in its
+// environment, but GET /v1/apps/:appId leaves every *_SUPERVISOR_API_KEY and *_API_KEY out, so
+// whoever may read the device's answer (through the cloud's proxy) does not learn them.
+const privateEnvName = /_(?:SUPERVISOR_)?API_KEY$/;
+
+function publicEnv(env: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !privateEnvName.test(name)));
+}
+
 function serviceAction(device: Device, action: "stop" | "start") {
   return async (request: ApiRequest): Promise<Reply> => {
     const appId = toAppId(request.params.appId);
@@ -77,9 +86,11 @@ export function appRoutes({ device }: ApiDeps): Route[] {
         return json(200, {
           appId,
           commit: device.commit,
-          imageId: device.imageId(),
+          // The real answer's imageId is the image's name (a string), and it has the releaseId.
+          imageId: device.imageName(),
+          releaseId: device.releaseId(),
           containerId: device.app.containerId,
-          env: device.appEnv(),
+          env: publicEnv(device.appEnv()),
           // A fleetgate addition: a stopped application is otherwise invisible on v1.
           running: device.app.running,
         });

@@ -20,18 +20,28 @@ export function deviceRoutes({ device, checkForUpdate, healthy }: ApiDeps): Rout
     };
 
   return [
-    { method: "GET", path: "/ping", feature: "api", open: true, handle: () => text(200, "OK") },
+    {
+      method: "GET",
+      path: "/ping",
+      feature: "api",
+      open: true,
+      readsBody: false,
+      handle: () => text(200, "OK"),
+    },
     {
       method: "GET",
       path: "/v1/healthy",
       feature: "healthy",
       open: true,
-      handle: () => (healthy() ? { status: 200 } : text(500, "Unhealthy")),
+      readsBody: false,
+      // The real one answers res.sendStatus(200): the body is the status text, `OK`.
+      handle: () => (healthy() ? text(200, "OK") : text(500, "Unhealthy")),
     },
     {
       method: "POST",
       path: "/v1/blink",
       feature: "api",
+      readsBody: false,
       handle: () => {
         device.blink();
         return text(200, "OK");

@@ -1,10 +1,12 @@
 import { HostConfigError, parseHostConfigPatch } from "../host-config.ts";
 import { UpdatesLockedError } from "../lock.ts";
+import { hasFeature } from "../versions.ts";
 import { isTruthy, json, text } from "./reply.ts";
 import type { ApiDeps, Route } from "./route.ts";
 
 // /v1/device/host-config answers its errors in text, unlike the rest of the API.
-export function hostConfigRoutes({ device }: ApiDeps): Route[] {
+export function hostConfigRoutes({ device, version }: ApiDeps): Route[] {
+  const dns = hasFeature(version, "proxyDns");
   return [
     {
       method: "GET",
@@ -18,7 +20,7 @@ export function hostConfigRoutes({ device }: ApiDeps): Route[] {
       feature: "hostConfig",
       handle: (request) => {
         try {
-          device.patchHostConfig(parseHostConfigPatch(request.body), isTruthy(request.body.force));
+          device.patchHostConfig(parseHostConfigPatch(request.body, { dns }), isTruthy(request.body.force));
           return text(200, "OK");
         } catch (error) {
           if (error instanceof HostConfigError) return text(400, error.message);

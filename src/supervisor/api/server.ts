@@ -2,14 +2,15 @@ import { timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { UpdatesLockedError } from "../lock.ts";
 import { hasFeature, type Version } from "../versions.ts";
+import { BodyError, parseBody, readRawBody } from "./body.ts";
 import { failed, type Reply, text } from "./reply.ts";
 import { matchRoute, type Route } from "./route.ts";
 
-// The device API's HTTP front, in the real supervisor's order: parse the body, answer
-// the open routes, check the key, route, and map errors (423 for the update lock, 503
-// for anything else, malformed JSON included).
-
-const BODY_LIMIT = 10 * 1024 * 1024;
+// The device API's HTTP front, in the real supervisor's order: answer the open routes,
+// check the key (before the body is parsed: a malformed body without a key is a 401), route,
+// parse the body for the routes that read one, and map errors (423 for the update lock, 503
+// for anything else, malformed JSON included). Routing is express' default: HEAD as GET,
+// paths case-insensitive, a trailing slash allowed.
 
 /** Injected misbehaviour, for the fleet simulator: answer late, or fail a share of requests. */
 export interface Faults {
@@ -25,41 +26,15 @@ export interface ApiServerOptions {
   readonly version: Version;
   readonly apiKey: () => string;
   readonly log: (message: string) => void;
-}
-
-class BodyError extends Error {}
-
-async function readBody(request: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new BodyError("request entity too large");
-    chunks.push(chunk as Buffer);
-  }
-  const raw = Buffer.concat(chunks).toString("utf8");
-  const type = request.headers["content-type"] ?? "";
-  // As express.json() and express.urlencoded(): other bodies are ignored.
-  if (/\bjson\b/i.test(type)) {
-    if (raw.trim() === "") return {};
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch (error) {
-      throw new BodyError((error as Error).message);
-    }
-    // express.json is strict: only objects and arrays; an array carries no members we read.
-    if (typeof parsed !== "object" || parsed === null) throw new BodyError(`Unexpected JSON value: ${raw}`);
-    return Array.isArray(parsed) ? {} : (parsed as Record<string, unknown>);
-  }
-  if (/application\/x-www-form-urlencoded/i.test(type)) return Object.fromEntries(new URLSearchParams(raw));
-  return {};
+  /** Each answered request, as the real supervisor's api log line: `[api] GET /v1/device 200 - 3 ms`. */
+  readonly onAnswer?: (line: string) => void;
 }
 
 function presentedKey(request: IncomingMessage, url: URL): string | undefined {
   const fromQuery = url.searchParams.get("apikey");
   if (fromQuery) return fromQuery;
-  return /^(?:Bearer|ApiKey) (\w+)$/.exec(request.headers.authorization ?? "")?.[1];
+  // The real auth middleware matches the scheme case-insensitively (`bearer`, `APIKEY`).
+  return /^(?:Bearer|ApiKey) (\w+)$/i.exec(request.headers.authorization ?? "")?.[1];
 }
 
 function sameKey(presented: string | undefined, expected: string): boolean {
@@ -70,7 +45,14 @@ function sameKey(presented: string | undefined, expected: string): boolean {
 }
 
 function send(response: ServerResponse, reply: Reply): void {
-  if (reply.body === undefined) {
+  if (reply.stream) {
+    response.writeHead(reply.status, { "content-type": "text/plain; charset=utf-8" });
+    reply.stream({
+      write: (chunk) => response.write(chunk),
+      end: () => response.end(),
+      onClose: (listener) => response.once("close", listener),
+    });
+  } else if (reply.body === undefined) {
     response.writeHead(reply.status).end();
   } else if (typeof reply.body === "string") {
     response.writeHead(reply.status, { "content-type": "text/plain; charset=utf-8" }).end(reply.body);
@@ -87,21 +69,32 @@ export function createApiServer(options: ApiServerOptions): Server {
   async function answer(request: IncomingMessage): Promise<Reply> {
     const url = new URL(request.url ?? "/", "http://device");
     const method = request.method ?? "GET";
-    let body: Record<string, unknown>;
-    try {
-      body = await readBody(request);
-    } catch (error) {
-      if (error instanceof BodyError) return failed(503, error.message);
-      throw error;
-    }
-    let match = matchRoute(open, method, url.pathname);
+    // express routes HEAD to the GET handler; node leaves the body out of a HEAD answer.
+    const routed = method === "HEAD" ? "GET" : method;
+    const raw = await readRawBody(request);
+    let match = matchRoute(open, routed, url.pathname);
     if (!match) {
       if (!sameKey(presentedKey(request, url), options.apiKey())) return text(401, "Unauthorized");
-      match = matchRoute(routes, method, url.pathname);
+      match = matchRoute(routes, routed, url.pathname);
     }
     if (!match) return text(404, `Cannot ${method} ${url.pathname}`);
+    let body: Record<string, unknown> = {};
+    if (match.route.readsBody !== false) {
+      try {
+        body = parseBody(raw, request.headers["content-type"] ?? "");
+      } catch (error) {
+        if (error instanceof BodyError) return failed(503, error.message);
+        throw error;
+      }
+    }
     try {
-      return await match.route.handle({ method, path: url.pathname, params: match.params, body });
+      return await match.route.handle({
+        method: routed,
+        path: url.pathname,
+        query: url.searchParams,
+        params: match.params,
+        body,
+      });
     } catch (error) {
       if (error instanceof UpdatesLockedError) return failed(423, error.message);
       options.log(`${method} ${url.pathname} failed: ${(error as Error).stack ?? error}`);
@@ -117,8 +110,15 @@ export function createApiServer(options: ApiServerOptions): Server {
   };
 
   return createServer((request, response) => {
+    const started = Date.now();
     faulty(request)
-      .then((reply) => send(response, reply))
+      .then((reply) => {
+        send(response, reply);
+        const path = new URL(request.url ?? "/", "http://device").pathname;
+        options.onAnswer?.(
+          `[api]     ${request.method} ${path} ${reply.status} - ${Date.now() - started} ms`,
+        );
+      })
       .catch((error) => {
         options.log(`request failed: ${(error as Error).stack ?? error}`);
         if (!response.headersSent) send(response, failed(503, "Internal error"));

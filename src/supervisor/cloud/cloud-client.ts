@@ -27,6 +27,8 @@ export interface Registration {
 export interface Target {
   readonly commit: string | null;
   readonly appId: number;
+  /** The fleet's uuid, which names it in a v3 state report; older clouds leave it out. */
+  readonly appUuid?: string;
 }
 
 /** The state report body; every member is optional on the wire. */
@@ -63,6 +65,20 @@ export class CloudClient {
     await this.call("PATCH", `/device/v2/${uuid}/state`, deviceKey, report);
   }
 
+  /**
+   * The v17 supervisor's report (PATCH /device/v3/state): keyed by the device's uuid, the key
+   * as `api_secret`, the running commit as the fleet's `apps.<app uuid>.release_uuid`.
+   */
+  async reportStateV3(uuid: string, deviceKey: string, report: StateReport, appUuid?: string): Promise<void> {
+    const { api_key, commit, ...fields } = report;
+    const body = {
+      ...fields,
+      ...(api_key !== undefined && { api_secret: api_key }),
+      ...(appUuid !== undefined && { apps: { [appUuid]: commit ? { release_uuid: commit } : {} } }),
+    };
+    await this.call("PATCH", "/device/v3/state", deviceKey, { [uuid]: body });
+  }
+
   async fetchTarget(uuid: string, deviceKey: string): Promise<Target> {
     const answer = (await this.call("GET", `/device/v2/${uuid}/state`, deviceKey)) as {
       target?: Partial<Target>;
@@ -71,7 +87,24 @@ export class CloudClient {
     if (!target || (target.commit !== null && typeof target.commit !== "string")) {
       throw new CloudError("the target state lacks target.commit");
     }
-    return { commit: target.commit, appId: Number(target.appId) };
+    return {
+      commit: target.commit,
+      appId: Number(target.appId),
+      ...(typeof target.appUuid === "string" && { appUuid: target.appUuid }),
+    };
+  }
+
+  /** The device's tags, as the real supervisor's apiBinder.fetchDeviceTags reads them with its key. */
+  async fetchDeviceTags(
+    deviceId: number,
+    deviceKey: string,
+  ): Promise<{ id: number; name: string; value: string }[]> {
+    const path = `/v6/device_tag?$select=id,tag_key,value&$filter=device%20eq%20${deviceId}`;
+    const answer = (await this.call("GET", path, deviceKey)) as {
+      d?: { id: number; tag_key: string; value: string }[];
+    };
+    if (!Array.isArray(answer?.d)) throw new CloudError("the device tags answer lacks d");
+    return answer.d.map((tag) => ({ id: tag.id, name: tag.tag_key, value: tag.value }));
   }
 
   private async call(method: string, path: string, key: string, body?: object): Promise<unknown> {

@@ -9,6 +9,8 @@ import type { CloudClient, StateReport } from "./cloud-client.ts";
 
 const DEBOUNCE_MS = 200;
 
+export type StateApi = "v2" | "v3";
+
 export interface StateReporterOptions {
   readonly client: CloudClient;
   readonly device: Device;
@@ -16,6 +18,10 @@ export interface StateReporterOptions {
   readonly supervisorAddress: string;
   readonly dataDir: string;
   readonly heartbeatMs: number;
+  /** v3 (PATCH /device/v3/state, the default, as v17 reports) or v2 (PATCH /device/v2/<uuid>/state). */
+  readonly stateApi: StateApi;
+  /** The fleet's uuid once the target has named it; a v3 report needs it to name the commit. */
+  readonly appUuid: () => string | undefined;
   readonly signal: AbortSignal;
   readonly log: (message: string) => void;
 }
@@ -41,6 +47,11 @@ export class StateReporter {
     heartbeat().catch((error) => {
       if (!isAbort(error)) this.options.log(`heartbeat stopped: ${(error as Error).message}`);
     });
+  }
+
+  /** Something the report carries changed outside the device (the fleet's uuid): report soon. */
+  changed(): void {
+    this.schedule();
   }
 
   /** Unhealthy once three heartbeats in a row have failed. */
@@ -82,9 +93,12 @@ export class StateReporter {
       return;
     }
     this.inFlight = true;
-    const { client, device, deviceKey } = this.options;
-    client
-      .reportState(device.uuid, deviceKey, this.report())
+    const { client, device, deviceKey, stateApi } = this.options;
+    const report = this.report();
+    (stateApi === "v3"
+      ? client.reportStateV3(device.uuid, deviceKey, report, this.options.appUuid())
+      : client.reportState(device.uuid, deviceKey, report)
+    )
       .then(() => {
         this.lastSuccess = Date.now();
       })

@@ -1,15 +1,19 @@
-import { param, sql, toStatement } from "../../../db/sql.ts";
+import { ident, param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
 import { followLatest } from "./release.ts";
-import { newActor, refreshSlugs, releasesOutsideFleet } from "./shared.ts";
+import { newActor, refreshSlugs, releasesOutsideFleet, visibleTo } from "./shared.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 /** `device_type` is written as a slug and stored as the link `is_for__device_type`. */
 async function deviceTypeId(slug: unknown, context: RuleContext): Promise<number> {
+  const type = ident("type");
   const [row] = await context.tx.query<{ id: number }>(
-    toStatement(sql`SELECT "id" FROM "device_type" WHERE "slug" = ${param(slug, "text")}`),
+    toStatement(
+      sql`SELECT ${type}."id" FROM "device_type" ${type}
+          WHERE ${type}."slug" = ${param(slug, "text")} AND (${visibleTo(context, "device_type", type)})`,
+    ),
   );
   if (!row) throw new BadRequest(`Unknown device type '${String(slug)}'`);
   return row.id;
@@ -34,6 +38,30 @@ async function storedColumns(values: Values, context: RuleContext): Promise<Valu
   return columns;
 }
 
+/**
+ * The organization of a fleet created without naming one (balena's documented call sends only
+ * `app_name` and `device_type`): the caller's personal organization (the one made with the user, its
+ * handle their username), else their only one.
+ */
+async function defaultOrganization(context: RuleContext): Promise<number> {
+  const rows = await context.tx.query<{ id: number; personal: boolean }>(
+    toStatement(sql`SELECT o."id", o."handle" = u."username" AS personal
+      FROM "user" u
+      JOIN "organization_membership" m ON m."user" = u."id"
+      JOIN "organization" o ON o."id" = m."is_member_of__organization"
+      WHERE u."actor" = ${param(context.actor ?? null, "int4")}`),
+  );
+  const chosen = rows.find((row) => row.personal) ?? (rows.length === 1 ? rows[0] : undefined);
+  if (!chosen) {
+    throw new BadRequest(
+      rows.length === 0
+        ? "'organization' is required to create an application: the caller belongs to no organization"
+        : "'organization' is required to create an application: the caller belongs to several organizations",
+    );
+  }
+  return chosen.id;
+}
+
 const booleanText = (value: unknown) => (value === "true" ? true : value === "false" ? false : value);
 
 export const applicationRules: ResourceRules = {
@@ -43,9 +71,8 @@ export const applicationRules: ResourceRules = {
     if (!values.has("device_type") && !values.has("is_for__device_type")) {
       throw new BadRequest("'device_type' (a device type slug) is required to create an application");
     }
-    if (!values.has("organization"))
-      throw new BadRequest("'organization' is required to create an application");
     const columns = await storedColumns(values, context);
+    if (!values.has("organization")) columns.set("organization", await defaultOrganization(context));
     const actor = await newActor(context);
     columns.set("actor", actor);
     // The fleet's owner is the user who creates it (none when made from the shell).

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { param, sql, toStatement } from "../../../db/sql.ts";
+import { ident, param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
-import { newActor, releasesOutsideFleet } from "./shared.ts";
+import { newActor, releasesOutsideFleet, visibleTo } from "./shared.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 const UUID = /^[0-9a-f]{32}([0-9a-f]{30})?$/;
@@ -47,9 +47,12 @@ export const deviceRules: ResourceRules = {
     if (!columns.has("device_name")) columns.set("device_name", String(columns.get("uuid")).slice(0, 7));
     if (!columns.has("is_of__device_type")) {
       // A device takes its fleet's device type unless told otherwise.
+      const fleetRow = ident("fleet");
       const [fleet] = await context.tx.query<{ is_for__device_type: number }>(
         toStatement(
-          sql`SELECT "is_for__device_type" FROM "application" WHERE "id" = ${param(values.get("belongs_to__application"), "int4")}`,
+          sql`SELECT ${fleetRow}."is_for__device_type" FROM "application" ${fleetRow}
+              WHERE ${fleetRow}."id" = ${param(values.get("belongs_to__application"), "int4")}
+                AND (${visibleTo(context, "application", fleetRow)})`,
         ),
       );
       if (fleet) columns.set("is_of__device_type", fleet.is_for__device_type);

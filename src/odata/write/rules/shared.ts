@@ -3,6 +3,16 @@ import { BadRequest } from "../../../errors.ts";
 import { idsWhere } from "../statements.ts";
 import type { RuleContext } from "./types.ts";
 
+/**
+ * The caller's read predicate on `table`, aliased `row`: a rule that looks a row up by what the caller
+ * wrote must not find one they cannot see (it would answer differently for a hidden row than for none).
+ */
+export function visibleTo(context: RuleContext, table: string, row: Fragment): Fragment {
+  const resource = context.model.resources.get(table);
+  if (!resource) throw new Error(`no resource ${table}`);
+  return context.permissions.readable(resource, row);
+}
+
 /** Users, fleets and devices each act as an actor: one id space for all three. */
 export async function newActor(context: RuleContext): Promise<number> {
   const [row] = await context.tx.query<{ id: number }>({

@@ -17,6 +17,8 @@ export interface RuleContext {
  * statements as a single one and a rule that fails rolls the whole write back.
  */
 export interface ResourceRules {
+  /** The creator comes to own a new row (an organization): the caller's write predicate holds only after `afterCreate`. */
+  readonly ownedByCreator?: boolean;
   /** Other forms a field accepts, adapted before validation (`"true"` for true). */
   readonly coercions?: Readonly<Record<string, (value: unknown) => unknown>>;
   /** The columns to insert: virtual fields resolved, server-assigned values filled in. */

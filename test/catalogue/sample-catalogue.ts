@@ -1,5 +1,5 @@
-import { type Arch, type DeviceTypeState, standardOptionGroups } from "../catalogue/entry.ts";
-import type { CatalogueEntry, OptionGroup } from "../catalogue/schema.ts";
+import { type Arch, type DeviceTypeState, standardOptionGroups } from "../../src/catalogue/entry.ts";
+import type { CatalogueEntry, OptionGroup } from "../../src/catalogue/schema.ts";
 
 interface Sketch {
   slug: string;
@@ -71,8 +71,8 @@ const processorGroup: OptionGroup = {
   options: [{ message: "Processor", name: "processorType", type: "list", choices: ["Z7010", "Z7020"] }],
 };
 
-/** At least one entry for every architecture and every state. */
-export const demoDeviceTypes: CatalogueEntry[] = [
+/** A made-up catalogue for the tests: at least one entry for every architecture, state and form of a member. */
+export const sampleCatalogue: CatalogueEntry[] = [
   entry({
     slug: "raspberrypi4-64",
     name: "Raspberry Pi 4 (using 64bit OS)",

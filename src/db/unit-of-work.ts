@@ -1,0 +1,48 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+// What the database layer knows of the unit of work a statement runs for (an HTTP request's
+// handler), carried in the async context so every surface (OData, GraphQL, the proxy's target lookup)
+// gets it without passing it down by hand: how many statements it ran (the one-statement-per-read
+// rule, shown in x-sql-statements), and whether its client went away (then the statement running is
+// cancelled and the ones not yet sent are not sent). One context and plain fields, not an
+// AbortController per request: this runs on every request, and the hot path shows it.
+export interface UnitOfWork {
+  count: number;
+  abandoned: boolean;
+  /** Cancels the statements running now. */
+  readonly running: Set<() => void>;
+}
+
+const scope = new AsyncLocalStorage<UnitOfWork>();
+
+export function newUnitOfWork(): UnitOfWork {
+  return { count: 0, abandoned: false, running: new Set() };
+}
+
+export function withUnitOfWork<T>(unit: UnitOfWork, work: () => T): T {
+  return scope.run(unit, work);
+}
+
+export function currentUnit(): UnitOfWork | undefined {
+  return scope.getStore();
+}
+
+export function countStatement(): void {
+  const unit = scope.getStore();
+  if (unit) unit.count++;
+}
+
+/** The client went away: cancel what runs, send nothing more. */
+export function abandon(unit: UnitOfWork): void {
+  if (unit.abandoned) return;
+  unit.abandoned = true;
+  for (const cancel of unit.running) cancel();
+}
+
+/** Runs `work` as a unit of work that is abandoned when `signal` aborts (for callers that hold a signal). */
+export function withCancellation<T>(signal: AbortSignal, work: () => T): T {
+  const unit = newUnitOfWork();
+  if (signal.aborted) unit.abandoned = true;
+  else signal.addEventListener("abort", () => abandon(unit), { once: true });
+  return withUnitOfWork(unit, work);
+}

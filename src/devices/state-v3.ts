@@ -1,0 +1,101 @@
+import { z } from "zod";
+import type { Executor } from "../db/database.ts";
+import { BadRequest, Unauthorized } from "../errors.ts";
+import type { KeyBox } from "./key-box.ts";
+import { recordState, type StateReport, stateReport } from "./state.ts";
+
+// PATCH /device/v3/state, the report balena-supervisor sends since v12 (open-balena-api's
+// state-patch-v3.ts): `{<uuid>: {…device fields, api_secret, apps: {<app uuid>: {release_uuid,
+// releases}}}}`. Like the real API, the fields it stores are picked and the rest (`name`,
+// `update_pending`, a release's `update_status`, …) are ignored; those it stores are checked.
+
+const appReport = z.object({
+  release_uuid: z.string().max(1024).nullable().optional(),
+  releases: z.record(z.string(), z.unknown()).optional(),
+});
+
+// The v2 members (minus the v2 key name), plus the v3 key name and apps.
+const deviceReport = stateReport
+  .omit({ api_key: true, commit: true })
+  .extend({
+    api_secret: z.string().min(1).max(256).optional(),
+    apps: z.record(z.string(), appReport).optional(),
+  })
+  .strip();
+
+export type StateReportV3 = z.infer<typeof deviceReport>;
+
+/** The reports in a v3 body, by device uuid; 400 when there is none or one is malformed. */
+export function parseStateV3(body: unknown): Map<string, StateReportV3> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    throw new BadRequest("body: expected an object of device uuids");
+  }
+  const reports = new Map<string, StateReportV3>();
+  for (const [uuid, value] of Object.entries(body)) {
+    // A null member names no device (resolveDeviceUuids).
+    if (value === null || value === undefined) continue;
+    const parsed = deviceReport.safeParse(value);
+    if (!parsed.success) {
+      const [issue] = parsed.error.issues;
+      throw new BadRequest(`${[uuid, ...(issue?.path ?? [])].join(".")}: ${issue?.message ?? "invalid"}`);
+    }
+    reports.set(uuid, parsed.data);
+  }
+  if (reports.size === 0) throw new BadRequest("body: no device state");
+  return reports;
+}
+
+/**
+ * Every release a report names must be a successful release of the app it is under, as the
+ * real API checks (fetchData: a release it cannot find is a 401). Answers the commit the device
+ * runs: its own fleet's `release_uuid`, when given.
+ */
+async function runningCommit(
+  db: Executor,
+  uuid: string,
+  report: StateReportV3,
+): Promise<string | null | undefined> {
+  const apps = report.apps;
+  if (!apps) return undefined;
+  const [device] = await db.query<{ app_uuid: string }>({
+    text: `SELECT a."uuid" AS app_uuid FROM "device" d JOIN "application" a ON a."id" = d."belongs_to__application"
+            WHERE d."uuid" = $1::text`,
+    values: [uuid],
+  });
+  if (!device) throw new Unauthorized();
+  for (const [appUuid, app] of Object.entries(apps)) {
+    const commits = new Set([
+      ...(app.release_uuid ? [app.release_uuid] : []),
+      ...Object.keys(app.releases ?? {}),
+    ]);
+    if (commits.size === 0) continue;
+    const found = await db.query<{ commit: string }>({
+      text: `SELECT r."commit" FROM "release" r JOIN "application" a ON a."id" = r."belongs_to__application"
+              WHERE a."uuid" = $1::text AND r."status" = 'success' AND r."commit" = ANY($2::text[])`,
+      values: [appUuid, [...commits]],
+    });
+    if (new Set(found.map((row) => row.commit)).size !== commits.size) throw new Unauthorized();
+  }
+  return apps[device.app_uuid]?.release_uuid ?? undefined;
+}
+
+/** Stores each report as PATCH /device/v2/<uuid>/state would, `api_secret` as the supervisor key. */
+export async function recordStateV3(
+  db: Executor,
+  callerUuid: string,
+  reports: Map<string, StateReportV3>,
+  keys: KeyBox,
+): Promise<void> {
+  // A device key speaks for its own device only; any other uuid is not the caller's (401).
+  for (const uuid of reports.keys()) if (uuid !== callerUuid) throw new Unauthorized();
+  for (const [uuid, report] of reports) {
+    const { api_secret, apps: _apps, ...fields } = report;
+    const commit = await runningCommit(db, uuid, report);
+    const v2: StateReport = {
+      ...fields,
+      ...(api_secret !== undefined && { api_key: api_secret }),
+      ...(commit !== undefined && { commit }),
+    };
+    if (!(await recordState(db, uuid, v2, keys))) throw new Unauthorized();
+  }
+}

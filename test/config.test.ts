@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.ts";
+
+const invalid = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`accepted ${JSON.stringify(env)}`);
+};
+
+describe("durations in the configuration", () => {
+  it.each([
+    ["DEVICE_OFFLINE_TIMEOUT", "0", "seconds from 1 to 31536000"],
+    ["DEVICE_OFFLINE_TIMEOUT", "31536001", "seconds from 1 to 31536000"],
+    ["DEVICE_OFFLINE_TIMEOUT", "1.5", "seconds from 1 to 31536000"],
+    ["DEVICE_OFFLINE_TIMEOUT", "soon", "seconds from 1 to 31536000"],
+    ["PROXY_TIMEOUT_MS", "2147483648", "milliseconds from 1 to 2147483647"],
+    ["DATABASE_STATEMENT_TIMEOUT_MS", "-1", "milliseconds from 0 to 2147483647"],
+    ["DATABASE_WRITE_TIMEOUT_MS", "1e12", "milliseconds from 0 to 2147483647"],
+    ["DATABASE_CONNECT_TIMEOUT_MS", "0", "milliseconds from 1 to 2147483647"],
+  ])("refuses %s=%s, naming the variable and the range", (name, value, range) => {
+    expect(invalid({ [name]: value })).toContain(`${name}: must be a whole number of ${range}`);
+  });
+
+  it("takes long durations a timer could not hold in one step", () => {
+    // 6,442,451 s: a sweep period (a third) just over Node's 2^31-1 ms timer limit.
+    expect(loadConfig({ DEVICE_OFFLINE_TIMEOUT: "6442451" }).DEVICE_OFFLINE_TIMEOUT).toBe(6_442_451);
+  });
+
+  it("has defaults for the database's time-outs and the OData limits", () => {
+    expect(loadConfig({})).toMatchObject({
+      DATABASE_STATEMENT_TIMEOUT_MS: 5_000,
+      DATABASE_WRITE_TIMEOUT_MS: 30_000,
+      DATABASE_CONNECT_TIMEOUT_MS: 5_000,
+      ODATA_MAX_COST: 1_000_000_000,
+      ODATA_UNBOUNDED_ROWS: 1000,
+      ODATA_MAX_EXPAND_DEPTH: 5,
+    });
+  });
+});
