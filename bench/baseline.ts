@@ -6,7 +6,7 @@
 
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import pg from "pg";
-import { KeyBox } from "../src/devices/key-box.ts";
+import { KeyBox } from "../src/auth/key-box.ts";
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE) });
 pool.on("error", () => {});

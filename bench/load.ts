@@ -1,6 +1,5 @@
 import autocannon from "autocannon";
 import { cpuMicros } from "./processes.ts";
-import type { Latency } from "./report.ts";
 import type { BenchRequest } from "./workloads.ts";
 
 /** A server under measurement: where it listens and which process does its work. */
@@ -10,6 +9,12 @@ export interface Target {
   readonly pid: number;
   /** Sent with every request (fleetgate's credential; nothing for the baseline). */
   readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface Latency {
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuUsPerRequest: number;
 }
 
 export interface LoadResult {

@@ -1,4 +1,4 @@
-import type { LoadResult } from "./load.ts";
+import type { Latency, LoadResult } from "./load.ts";
 
 type Status = "ok" | "failures" | "unavailable" | "skipped";
 
@@ -16,12 +16,6 @@ export interface LoadRow {
   readonly statements?: number;
   /** Both servers answered the probes with the same JSON (parsed and compared). */
   readonly sameJson?: boolean;
-}
-
-export interface Latency {
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly cpuUsPerRequest: number;
 }
 
 /** A serial-latency workload (W3, W5): fleetgate's time against the raw one. */

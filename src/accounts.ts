@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { adminPermissions } from "./auth/permissions.ts";
+import { createEntity, type WriteContext } from "./core/write/write.ts";
 import type { Database } from "./db/database.ts";
 import type { Model } from "./model/types.ts";
-import { createEntity, type WriteContext } from "./odata/write/write.ts";
 
 // Users and organizations made from the shell go through the same write core as POST /v6/user, so
 // they get the same validation and rules (hashed password, personal organization).
@@ -21,7 +21,7 @@ export interface NewUser {
 export async function createUser(db: Database, model: Model, user: NewUser): Promise<number> {
   const { isAdmin, ...fields } = user;
   const id = await createEntity("user", fields, adminContext(db, model));
-  // Admin rights are given from the shell or at first start only, never through the API.
+  // System write: admin rights are given from the shell or at first start only, never through the API.
   if (isAdmin)
     await db.query({ text: `UPDATE "user" SET "is_admin" = true WHERE "id" = $1::int4`, values: [id] });
   return id;

@@ -1,6 +1,34 @@
 import { availableParallelism } from "node:os";
 import { z } from "zod";
-import { catalogueConfigSchema } from "./catalogue/config.ts";
+
+// The environment variables behind GET /config, merged into the schema below. Public client
+// identifiers of third-party services are placeholders until configured: the document is public.
+const placeholder = (name: string) => z.string().default(`<${name}>`);
+
+export const catalogueConfigSchema = z.object({
+  SUPPORTED_SOCIAL_PROVIDERS: z
+    .string()
+    .default("")
+    .transform((list) =>
+      list
+        .split(",")
+        .map((name) => name.trim())
+        .filter((name) => name !== ""),
+    ),
+  DEVICE_URLS_BASE: z.string().default("devices.localhost"),
+  GIT_SERVER_URL: z.string().default("git.localhost"),
+  ADMIN_URL: z.string().default("http://127.0.0.1:3000"),
+  DEBUG_ENABLED: z.stringbool().default(false),
+  GA_ID: placeholder("GA_ID"),
+  GA_SITE: z.string().default("localhost"),
+  MIXPANEL_TOKEN: placeholder("MIXPANEL_TOKEN"),
+  INTERCOM_APP_ID: placeholder("INTERCOM_APP_ID"),
+  RECURLY_PUBLIC_KEY: placeholder("PUBLIC_KEY"),
+  PUBNUB_SUBSCRIBE_KEY: placeholder("SUBSCRIBE_KEY"),
+  PUBNUB_PUBLISH_KEY: placeholder("PUBLISH_KEY"),
+});
+
+export type CatalogueConfig = z.infer<typeof catalogueConfigSchema>;
 
 // The longest delay Node's timers take: a longer one fires after 1 ms instead.
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -71,6 +99,16 @@ const schema = z.object({
   // Comma-separated origins allowed to call the API from a browser; unset: any origin.
   CORS_ORIGINS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Operations (README "Operations"): a bearer token /metrics asks for when set; how long an idle
+  // keep-alive connection and a request's headers may take (above a load balancer's 60 s idle
+  // time-out, so the balancer, not the server, closes idle connections); on SIGTERM, how long
+  // /readyz says 503 while the server still serves (SHUTDOWN_DELAY), then how long in-flight
+  // requests get to finish (SHUTDOWN_GRACE), in seconds.
+  METRICS_TOKEN: z.string().min(16).optional(),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 72_000),
+  HTTP_HEADERS_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 75_000),
+  SHUTDOWN_DELAY: duration("seconds", 0, 3600, 0),
+  SHUTDOWN_GRACE: duration("seconds", 1, 3600, 30),
   // GET /config: deployment URLs and public client identifiers.
   ...catalogueConfigSchema.shape,
 });

@@ -2,24 +2,30 @@ import cors from "@fastify/cors";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import { Authenticator } from "./auth/caller.ts";
+import { KeyBox } from "./auth/key-box.ts";
 import { permissionsFor } from "./auth/policies.ts";
 import { authRoutes, callerOf, readerOf, requireCaller } from "./auth/routes.ts";
 import { signingSecret, storedSecret } from "./auth/secrets.ts";
-import { LoginThrottle } from "./auth/throttle.ts";
+import { defaultThrottleOptions, LoginThrottle } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
-import { KeyBox } from "./devices/key-box.ts";
 import { deviceRoutes } from "./devices/routes.ts";
+import { NotFound } from "./errors.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
+import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
 import { sendError } from "./http/errors.ts";
 import { useJsonBodies } from "./http/json-body.ts";
-import { useRequestLog } from "./http/request-log.ts";
+import { useMetrics } from "./http/metrics.ts";
+import { useReadiness } from "./http/readiness.ts";
+import { REQUEST_ID_HEADER, requestIdOf, useRequestIds } from "./http/request-id.ts";
+import { noteActor, useRequestLog } from "./http/request-log.ts";
 import { useUnitOfWork } from "./http/unit-of-work.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
 import { buildVersions } from "./odata/versions/index.ts";
 import { defaultNetworks, NetworkGuard } from "./proxy/network-guard.ts";
+import { proxyOutcomes } from "./proxy/outcome.ts";
 import { proxyRoutes } from "./proxy/routes.ts";
 
 export interface Deps {
@@ -29,19 +35,32 @@ export interface Deps {
   readonly logger: Logger;
 }
 
+// Routes for operators and their tools (README "Operations").
+const operationsRoutes = new Set(["/ping", "/readyz", "/metrics"]);
+
 export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Our own request log (http/request-log.ts) writes one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
-    // Bodies are JSON of at most 512 kB, as the reference API accepts.
-    bodyLimit: 512 * 1024,
+    // Bodies are JSON of at most 512 kB, as the reference API accepts; less where a route needs
+    // less (http/body-limits.ts).
+    bodyLimit: DEFAULT_BODY_LIMIT,
     return503OnClosing: true,
+    // balena ignores a trailing slash on its routes (balena-sdk 19 posts to `/api-key/v1/`).
+    routerOptions: { ignoreTrailingSlash: true },
+    // The caller's x-request-id when it is acceptable, else a new one (http/request-id.ts).
+    genReqId: requestIdOf,
+    // Above a load balancer's idle time-out (60 s on most), so the balancer closes an idle
+    // connection first and never sends a request down one we are closing.
+    keepAliveTimeout: deps.config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
   });
+  app.server.headersTimeout = deps.config.HTTP_HEADERS_TIMEOUT_MS;
   app.setErrorHandler(sendError);
   useJsonBodies(app);
-  app.setNotFoundHandler((_request, reply) => {
-    reply.code(404).send("");
+  // An unknown route answers as every other error does, never with an empty body.
+  app.setNotFoundHandler((request, reply) => {
+    sendError(new NotFound(`No route ${request.method} ${request.url.split("?")[0]}`), request, reply);
   });
   // Browser front-ends call the API from other origins with a bearer token (no cookies), so any
   // origin may, unless CORS_ORIGINS names the allowed ones.
@@ -49,23 +68,50 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     origin: deps.config.CORS_ORIGINS
       ? deps.config.CORS_ORIGINS.split(",").map((origin) => origin.trim())
       : true,
-    allowedHeaders: ["Authorization", "Content-Type", "X-Balena-Client", "OData-Version", "x-dry-run"],
-    exposedHeaders: ["Retry-After", "Location", "x-sql-statements", "x-affected-rows"],
+    allowedHeaders: [
+      "Authorization",
+      "Content-Type",
+      "X-Balena-Client",
+      "OData-Version",
+      "x-dry-run",
+      REQUEST_ID_HEADER,
+    ],
+    exposedHeaders: ["Retry-After", "Location", "x-sql-statements", "x-affected-rows", REQUEST_ID_HEADER],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
-  // Before any route: the request log and cancellation wrap every handler registered after them.
+  // Before any route: the request id, log, metrics, body limits and cancellation wrap every
+  // handler registered after them.
+  useRequestIds(app);
   useRequestLog(app);
+  useBodyLimits(app);
   useUnitOfWork(app);
+  const metrics = useMetrics(app, {
+    db: deps.db,
+    model: deps.model,
+    token: deps.config.METRICS_TOKEN,
+    proxyOutcomes,
+  });
 
+  // The probes (README "Operations"): liveness, and readiness (the database answers, not stopping).
   app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
+  useReadiness(app, deps.db);
 
   const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));
   // The caller is resolved before the handler, so its (cached) lookup is not counted as the
   // handler's own SQL: a read stays one statement.
+  // The probes and /metrics take no caller: they answer while the database (which a credential's
+  // lookup needs) is away.
   app.addHook("preHandler", async (request) => {
-    await callerOf(request, authenticator);
+    if (operationsRoutes.has(request.routeOptions.url ?? "")) return;
+    const caller = await callerOf(request, authenticator);
+    if (caller && caller.kind !== "anonymous") noteActor(request, caller.actor);
   });
-  authRoutes(app, { db: deps.db, model: deps.model, authenticator, throttle: new LoginThrottle() });
+  authRoutes(app, {
+    db: deps.db,
+    model: deps.model,
+    authenticator,
+    throttle: new LoginThrottle(defaultThrottleOptions, metrics.logins),
+  });
   odataRoutes(app, {
     db: deps.db,
     model: deps.model,
@@ -96,6 +142,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     ),
     timeoutMs: deps.config.PROXY_TIMEOUT_MS,
     concurrency: deps.config.PROXY_CONCURRENCY,
+    observe: metrics.proxyCommand,
   };
   proxyRoutes(app, { ...proxy, requireCaller: (request) => requireCaller(request, authenticator) });
   graphqlRoutes(app, {

@@ -13,6 +13,10 @@ export interface NewApiKey {
   readonly expiryDate?: string | null;
 }
 
+/**
+ * System write: the hash is a hidden column no caller writes, and the routes that call this have
+ * already checked that the caller may make a key for `actor`.
+ */
 export async function createApiKey(db: Executor, key: NewApiKey): Promise<string> {
   // Hex: a key never starts with "-" (which a command line would read as a flag) and is a word
   // token wherever one is expected (a supervisor's --api-key, an Authorization header).

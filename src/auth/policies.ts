@@ -30,7 +30,8 @@ function memberOrganizations(userId: number): Fragment {
 
 function ownedOrganizations(userId: number): Fragment {
   return sql`(SELECT m."is_member_of__organization" FROM "organization_membership" m
-    WHERE m."user" = ${param(userId, "int4")} AND m."role" = 'owner')`;
+    WHERE m."user" = ${param(userId, "int4")} AND m."organization_membership_role" IN (
+      SELECT r."id" FROM "organization_membership_role" r WHERE r."name" = 'administrator'))`;
 }
 
 /** The rows of `table`, aliased `row`, that belong to one of `fleets`. */
@@ -43,9 +44,13 @@ function byFleet(table: string, row: Fragment, fleets: Fragment): Fragment | und
       return sql`${row}."belongs_to__application" IN ${fleets}`;
     case "application_tag":
     case "application_environment_variable":
+    case "application_config_variable":
       return sql`${row}."application" IN ${fleets}`;
+    case "release_tag":
+      return sql`${row}."release" IN (SELECT fr."id" FROM "release" fr WHERE fr."belongs_to__application" IN ${fleets})`;
     case "device_tag":
     case "device_environment_variable":
+    case "device_config_variable":
       return sql`${row}."device" IN (SELECT fd."id" FROM "device" fd WHERE fd."belongs_to__application" IN ${fleets})`;
     case "billing_event":
       return sql`${row}."device" IN (SELECT fd."id" FROM "device" fd WHERE fd."belongs_to__application" IN ${fleets})`;
@@ -68,6 +73,7 @@ const catalogue = new Set([
   "cpu_architecture",
   "application_type",
   "supervisor_release",
+  "organization_membership_role",
 ]);
 
 function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions {
@@ -130,6 +136,7 @@ function devicePermissions(caller: Extract<Caller, { kind: "device" }>): Permiss
           return sql`${row}."id" = ${device}`;
         case "device_tag":
         case "device_environment_variable":
+        case "device_config_variable":
           return sql`${row}."device" = ${device}`;
         case "application":
           return resource.name === "my_application"
@@ -138,7 +145,10 @@ function devicePermissions(caller: Extract<Caller, { kind: "device" }>): Permiss
         case "release":
           return sql`(${row}."belongs_to__application" = ${fleet} OR ${publicRelease(row)})`;
         case "application_environment_variable":
+        case "application_config_variable":
           return sql`${row}."application" = ${fleet}`;
+        case "release_tag":
+          return sql`${row}."release" IN (SELECT fr."id" FROM "release" fr WHERE fr."belongs_to__application" = ${fleet})`;
         default:
           return none;
       }

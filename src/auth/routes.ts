@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Database } from "../db/database.ts";
-import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
+import { BadRequest, FleetgateError, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { createApiKey } from "./api-keys.ts";
 import {
@@ -60,6 +60,13 @@ export async function requireCaller(
 
 const unknownUserHash = hashPassword("no user has this password");
 
+interface Account {
+  readonly id: number;
+  readonly username: string;
+  readonly password: string;
+  readonly jwt_secret: string;
+}
+
 // A full user key can do anything the user can: making one needs a password given in the last 20 minutes.
 const freshLoginSeconds = 20 * 60;
 
@@ -96,21 +103,33 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
   ): Promise<number> {
     if (typeof id !== "number" || !Number.isSafeInteger(id))
       throw new BadRequest(`'${table}' id must be an integer`);
-    return writableRowActor(db, deps.model, caller, table, id);
+    try {
+      return await writableRowActor(db, deps.model, caller, table, id);
+    } catch (error) {
+      // open-balena-api (src/features/api-keys/lib.ts) answers a fleet or device the caller cannot
+      // see, or that does not exist, with this 500, and balena-sdk turns exactly it into "Application
+      // not found" / "Device not found" (`isNoApplicationForKeyResponse`, `isNoDeviceForKeyResponse`).
+      if (error instanceof NotFound) {
+        throw new FleetgateError(`No ${table} found to associate with the api key`, 500, "NOT_FOUND");
+      }
+      throw error;
+    }
   }
 
-  /** The user whose password this is, if any. */
-  async function passwordHolder(
-    username: string,
-    password: string,
-  ): Promise<{ id: number; jwt_secret: string } | undefined> {
-    const [user] = await db.query<{ id: number; password: string; jwt_secret: string }>({
-      text: `SELECT "id", "password", "jwt_secret" FROM "user" WHERE "username" = $1::text`,
-      values: [username],
+  /**
+   * The account a login names: by e-mail when it holds an `@` (which no username does), compared
+   * case-insensitively as balena does; else by username. An e-mail shared by several accounts names
+   * none of them.
+   */
+  async function account(login: string): Promise<Account | undefined> {
+    const byEmail = login.includes("@");
+    const users = await db.query<Account>({
+      text: byEmail
+        ? `SELECT "id", "username", "password", "jwt_secret" FROM "user" WHERE lower("email") = lower($1::text) LIMIT 2`
+        : `SELECT "id", "username", "password", "jwt_secret" FROM "user" WHERE "username" = $1::text`,
+      values: [login],
     });
-    // An unknown username costs the same scrypt work as a wrong password, so timing reveals nothing.
-    const valid = await verifyPassword(password, user?.password ?? (await unknownUserHash));
-    return user && valid ? user : undefined;
+    return users.length === 1 ? users[0] : undefined;
   }
 
   app.post("/login_", async (request, reply) => {
@@ -118,10 +137,15 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
     const { username, password } = body;
     if (typeof username !== "string" || typeof password !== "string")
       throw new BadRequest("username and password are required");
-    const attempt = throttle.begin(username, request.ip);
-    let user: { id: number; jwt_secret: string } | undefined;
+    const holder = await account(username);
+    // Failures count against the account, whether it was named by username or by e-mail; a login
+    // that names no account counts under what was typed.
+    const attempt = throttle.begin(holder?.username ?? username, request.ip);
+    let user: Account | undefined;
     try {
-      user = await passwordHolder(username, password);
+      // An unknown login costs the same scrypt work as a wrong password, so timing reveals nothing.
+      const valid = await verifyPassword(password, holder?.password ?? (await unknownUserHash));
+      if (holder && valid) user = holder;
     } finally {
       // An error on the way counts as a failure: the throttle must not be a way around itself.
       if (user) attempt.succeeded();
@@ -237,7 +261,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
   }
 
   const keyFor =
-    (table: "application" | "device", name: string) =>
+    (table: "application" | "device", name: string | null) =>
     async (request: FastifyRequest<{ Params: { id: string } }>) => {
       const caller = await requireCaller(request, authenticator);
       const body = bodyObject(request.body);
@@ -250,7 +274,8 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
       });
     };
   const provisioning = keyFor("application", "provisioning key");
-  const deviceKey = keyFor("device", "device key");
+  // open-balena-api names a device's key only with the name the request gives (src/features/api-keys/routes.ts).
+  const deviceKey = keyFor("device", null);
   app.post<{ Params: { id: string } }>("/api-key/application/:id/provisioning", async (request, reply) =>
     reply.type("application/json").send(sendKey(await provisioning(request))),
   );

@@ -15,6 +15,7 @@ export async function storedSecret(
   // Every start after the first finds it: one statement.
   const [stored] = await db.query<{ value: string }>(select);
   if (stored) return stored.value;
+  // System write: `setting` is not a resource; the secret is the server's own.
   await db.query({
     text: `INSERT INTO "setting" ("name", "value") VALUES ($1::text, $2::text) ON CONFLICT ("name") DO NOTHING`,
     values: [name, randomBytes(48).toString("base64url")],

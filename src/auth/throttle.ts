@@ -128,6 +128,12 @@ class Ledger {
   }
 }
 
+/** Told of each failed login and each attempt refused with 429 (/metrics). */
+export interface ThrottleEvents {
+  readonly failed?: () => void;
+  readonly throttled?: () => void;
+}
+
 export interface LoginAttempt {
   failed(now?: number): void;
   succeeded(): void;
@@ -143,7 +149,10 @@ export class LoginThrottle {
   private readonly addresses: Ledger;
   private readonly usernames: Ledger;
 
-  constructor(readonly options: ThrottleOptions = defaultThrottleOptions) {
+  constructor(
+    readonly options: ThrottleOptions = defaultThrottleOptions,
+    private readonly events: ThrottleEvents = {},
+  ) {
     this.pairs = new Ledger(options.pair, options);
     this.addresses = new Ledger(options.address, options);
     this.usernames = new Ledger(options.username, options);
@@ -168,6 +177,7 @@ export class LoginThrottle {
       this.usernames.waitMs(user, now),
     );
     if (waitMs > 0) {
+      this.events.throttled?.();
       throw new TooManyRequests("Too many failed logins; try again later", Math.ceil(waitMs / 1000));
     }
     this.pairs.begin(pair, now);
@@ -182,6 +192,7 @@ export class LoginThrottle {
     return {
       failed: (at = Date.now()) =>
         end(() => {
+          this.events.failed?.();
           this.pairs.fail(pair, at);
           this.addresses.fail(from, at);
           this.usernames.fail(user, at);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CatalogueConfig } from "./config.ts";
+import type { CatalogueConfig } from "../config.ts";
 import { type CatalogueEntry, catalogueEntrySchema } from "./schema.ts";
 
 // The configuration document served at GET /config: deployment settings and the catalogue.

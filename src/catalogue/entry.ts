@@ -1,5 +1,3 @@
-import type { OptionGroup } from "./schema.ts";
-
 // A device-type catalogue entry (device-type.json), as served by /config and /device-types/v1.
 // Its shape is src/catalogue/schema.ts; what follows are the facts derived from its state.
 export const architectures = ["aarch64", "armv7hf", "amd64", "rpi", "i386", "armv5e"] as const;
@@ -14,37 +12,4 @@ export const slugPattern = /^[a-z0-9][a-z0-9_-]{0,99}$/;
 /** Devices of a discontinued type may poll as often as they like; current ones at most every 10 s. */
 export function pollIntervalRule(state: DeviceTypeState): { min: number; default: number } {
   return state === "DISCONTINUED" ? { min: 0, default: 1 } : { min: 10, default: 10 };
-}
-
-/** The option groups every entry has: network, then advanced (its poll interval follows the state). */
-export function standardOptionGroups(state: DeviceTypeState): OptionGroup[] {
-  const poll = pollIntervalRule(state);
-  return [
-    {
-      isGroup: true,
-      name: "network",
-      message: "Network",
-      options: [
-        { message: "Network Connection", name: "network", type: "list", choices: ["ethernet", "wifi"] },
-        { message: "Wifi SSID", name: "wifiSsid", type: "text", when: { network: "wifi" } },
-        { message: "Wifi Passphrase", name: "wifiKey", type: "password", when: { network: "wifi" } },
-      ],
-    },
-    {
-      isGroup: true,
-      isCollapsible: true,
-      collapsed: true,
-      name: "advanced",
-      message: "Advanced",
-      options: [
-        {
-          message: "Check for updates every X minutes",
-          name: "appUpdatePollInterval",
-          type: "number",
-          min: poll.min,
-          default: poll.default,
-        },
-      ],
-    },
-  ];
 }

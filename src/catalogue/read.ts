@@ -1,6 +1,7 @@
 import type { Permissions } from "../auth/permissions.ts";
+import type { Expr } from "../core/query.ts";
+import { readRows } from "../core/read.ts";
 import type { Executor } from "../db/database.ts";
-import { type Fragment, ident, param, sql, toStatement } from "../db/sql.ts";
 import type { Model } from "../model/types.ts";
 import type { CatalogueEntry } from "./schema.ts";
 
@@ -12,7 +13,7 @@ interface Row {
   logo: string | null;
   catalogue: Record<string, unknown>;
   arch: CatalogueEntry["arch"];
-  aliases: string[];
+  aliases: { is_referenced_by__alias: string }[];
 }
 
 /**
@@ -24,7 +25,7 @@ function entryOf(row: Row): CatalogueEntry {
   return {
     ...members,
     slug: row.slug,
-    aliases: row.aliases,
+    aliases: row.aliases.map((alias) => alias.is_referenced_by__alias),
     name: row.name,
     arch: row.arch,
     state: row.state,
@@ -33,15 +34,37 @@ function entryOf(row: Row): CatalogueEntry {
   } as CatalogueEntry;
 }
 
-function resource(model: Model, name: string) {
-  const found = model.resources.get(name);
-  if (!found) throw new Error(`the model has no resource ${name}`);
-  return found;
+/** `slug eq 'x' or device_type_alias/any(a: a/is_referenced_by__alias eq 'x')` */
+function named(slug: string): Expr {
+  const text = { kind: "text", value: slug } as const;
+  return {
+    kind: "logical",
+    op: "or",
+    operands: [
+      { kind: "comparison", op: "eq", left: { kind: "path", segments: ["slug"] }, right: text },
+      {
+        kind: "path",
+        segments: ["device_type_alias"],
+        end: {
+          kind: "lambda",
+          quantifier: "any",
+          variable: "a",
+          body: {
+            kind: "comparison",
+            op: "eq",
+            left: { kind: "path", segments: ["a", "is_referenced_by__alias"] },
+            right: text,
+          },
+        },
+      },
+    ],
+  };
 }
 
 /**
  * The entries the caller may read, in the order they were added; with `slug`, only the one it names
- * (by slug or alias). One statement, with the caller's predicate on every table it touches.
+ * (by slug or alias). One read plan: the whole entry is a hidden column, so it is a system read,
+ * with the caller's predicate on every table it touches.
  */
 export async function readEntries(
   db: Executor,
@@ -49,26 +72,32 @@ export async function readEntries(
   permissions: Permissions,
   slug?: string,
 ): Promise<CatalogueEntry[]> {
-  const [deviceType, alias, arch] = [ident("dt"), ident("a"), ident("ca")];
-  const readable = (name: string, row: Fragment) => permissions.readable(resource(model, name), row);
-  const named =
-    slug === undefined
-      ? sql`TRUE`
-      : sql`${deviceType}."slug" = ${param(slug, "text")} OR ${deviceType}."id" IN (
-          SELECT ${alias}."device_type" FROM "device_type_alias" ${alias}
-           WHERE ${alias}."is_referenced_by__alias" = ${param(slug, "text")} AND (${readable("device_type_alias", alias)}))`;
-  const rows = await db.query<Row>(
-    toStatement(sql`SELECT ${deviceType}."slug", ${deviceType}."name", ${deviceType}."state",
-        ${deviceType}."is_private", ${deviceType}."logo", ${deviceType}."catalogue", ${arch}."slug" AS "arch",
-        coalesce((SELECT json_agg(${alias}."is_referenced_by__alias" ORDER BY ${alias}."id")
-                    FROM "device_type_alias" ${alias}
-                   WHERE ${alias}."device_type" = ${deviceType}."id" AND (${readable("device_type_alias", alias)})),
-                 '[]'::json) AS "aliases"
-      FROM "device_type" ${deviceType}
-      JOIN "cpu_architecture" ${arch}
-        ON ${arch}."id" = ${deviceType}."is_of__cpu_architecture" AND (${readable("cpu_architecture", arch)})
-     WHERE (${readable("device_type", deviceType)}) AND (${named})
-     ORDER BY ${deviceType}."id"`),
+  const rows = await readRows<Row>(
+    {
+      resource: "device_type",
+      count: false,
+      options: {
+        select: [
+          "slug",
+          "name",
+          "state",
+          "is_private",
+          "logo",
+          "catalogue",
+          { path: ["is_of__cpu_architecture", "slug"], as: "arch" },
+        ],
+        expand: [
+          {
+            name: "device_type_alias",
+            as: "aliases",
+            count: false,
+            options: { select: ["is_referenced_by__alias"] },
+          },
+        ],
+        ...(slug === undefined ? {} : { filter: named(slug) }),
+      },
+    },
+    { db, model, permissions, format: "v4", system: true },
   );
   return rows.map(entryOf);
 }

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Permissions } from "../auth/permissions.ts";
+import type { CatalogueConfig } from "../config.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import type { CatalogueConfig } from "./config.ts";
 import { configDocument } from "./document.ts";
 import { slugPattern } from "./entry.ts";
 import { guestPermissions } from "./guest.ts";

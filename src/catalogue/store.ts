@@ -4,6 +4,8 @@ import type { CatalogueEntry } from "./schema.ts";
 /**
  * Writes catalogue entries into `device_type` (columns and the whole entry) and their aliases. The
  * documents are built back from these rows (read.ts), so the columns and the documents agree.
+ * System write: an operator's import (the CLI, the first start), validated whole by the catalogue's
+ * schema; the entry is a hidden column no API writes.
  */
 export async function saveEntries(
   tx: Prisma.TransactionClient,

@@ -7,6 +7,7 @@ import { type Config, loadConfig } from "../config.ts";
 import type { Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { openDatabase } from "../db/open.ts";
+import { beginShutdown } from "../http/readiness.ts";
 import { createLogger } from "../logger.ts";
 import { buildModel } from "../model/registry.ts";
 import type { Model } from "../model/types.ts";
@@ -52,9 +53,23 @@ export async function run(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // A balancer polling /readyz sees 503 and stops sending new requests while we still serve them.
+    beginShutdown(app);
+    if (config.SHUTDOWN_DELAY > 0) {
+      logger.info({ signal, delaySeconds: config.SHUTDOWN_DELAY }, "stopping: /readyz answers 503");
+      await new Promise((resolve) => setTimeout(resolve, config.SHUTDOWN_DELAY * 1000));
+    }
     logger.info({ signal }, "stopping: finishing in-flight requests");
+    // Past the grace, the connections still open are closed: their requests are abandoned (a
+    // statement running for one is cancelled), so the close below can finish.
+    const grace = setTimeout(() => {
+      logger.warn({ graceSeconds: config.SHUTDOWN_GRACE }, "stopping: grace over, closing open connections");
+      app.server.closeAllConnections();
+    }, config.SHUTDOWN_GRACE * 1000);
+    grace.unref();
     // close() stops accepting, waits for in-flight requests and commands, then the pool closes.
     await Promise.all([app.close(), commands?.close()]);
+    clearTimeout(grace);
     await db.close();
     process.exit(0);
   };

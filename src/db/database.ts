@@ -12,6 +12,17 @@ export interface Executor {
   script(sql: string): Promise<void>;
 }
 
+/** A connection pool's state, for /metrics. */
+export interface PoolStats {
+  /** The most connections the pool opens (DATABASE_POOL_SIZE). */
+  readonly max: number;
+  /** Connections open now, busy or idle. */
+  readonly total: number;
+  readonly idle: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
+}
+
 export interface Database extends Executor {
   readonly kind: "postgres" | "embedded";
   /** The typed client for writes, on the same connections as `query`. */
@@ -19,4 +30,6 @@ export interface Database extends Executor {
   /** Runs `work` in one transaction on one connection; rolls back if it throws. */
   transaction<T>(work: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** PostgreSQL's pool; the embedded database has none (one connection, inside the process). */
+  poolStats?(): PoolStats;
 }

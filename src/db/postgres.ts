@@ -185,5 +185,11 @@ export function openPostgres(options: PostgresOptions): Database {
       await prisma?.$disconnect();
       await pool.end();
     },
+    poolStats: () => ({
+      max: options.poolSize,
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
   };
 }

@@ -7,6 +7,8 @@ import { AsyncLocalStorage } from "node:async_hooks";
 // cancelled and the ones not yet sent are not sent). One context and plain fields, not an
 // AbortController per request: this runs on every request, and the hot path shows it.
 export interface UnitOfWork {
+  /** The request's id (`x-request-id`), for the records a unit writes about itself (proxy audit rows). */
+  readonly id?: string;
   count: number;
   abandoned: boolean;
   /** Cancels the statements running now. */
@@ -15,8 +17,8 @@ export interface UnitOfWork {
 
 const scope = new AsyncLocalStorage<UnitOfWork>();
 
-export function newUnitOfWork(): UnitOfWork {
-  return { count: 0, abandoned: false, running: new Set() };
+export function newUnitOfWork(id?: string): UnitOfWork {
+  return { id, count: 0, abandoned: false, running: new Set() };
 }
 
 export function withUnitOfWork<T>(unit: UnitOfWork, work: () => T): T {

@@ -2,16 +2,16 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createApiKey } from "../auth/api-keys.ts";
 import type { Authenticated } from "../auth/caller.ts";
+import type { KeyBox } from "../auth/key-box.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import { writableRowActor } from "../auth/writable-row.ts";
+import { LinkReference } from "../core/query.ts";
+import { createEntity } from "../core/write/write.ts";
 import type { Database } from "../db/database.ts";
 import { sql } from "../db/sql.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import { LinkReference } from "../odata/write/values.ts";
-import { createEntity } from "../odata/write/write.ts";
-import type { KeyBox } from "./key-box.ts";
 import { repeatEvery } from "./repeat.ts";
 import { markSilentDevicesOffline, recordState, stateReport, targetState } from "./state.ts";
 import { parseStateV3, recordStateV3 } from "./state-v3.ts";
@@ -69,7 +69,11 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
       return;
     }
     if (caller.kind !== "user") throw new Unauthorized();
-    await writableRowActor(db, model, caller, "application", fleet);
+    // A fleet the user cannot see (or that does not exist) is refused as open-balena-api refuses
+    // the device it would create there: 401, as for a fleet they may only read.
+    await writableRowActor(db, model, caller, "application", fleet).catch((error: unknown) => {
+      throw error instanceof NotFound ? new Unauthorized() : error;
+    });
   }
 
   app.post("/device/register", async (request, reply) => {
@@ -94,7 +98,8 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
       values: [id],
     });
     if (!device) throw new Error("registered device vanished");
-    const apiKey = await createApiKey(db, { actor: device.actor, name: "device key" });
+    // open-balena-api gives a registered device's key no name (src/features/device-provisioning/register.ts).
+    const apiKey = await createApiKey(db, { actor: device.actor, name: null });
     return reply.code(201).send({ id, uuid: body.uuid, api_key: apiKey });
   });
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
+import type { KeyBox } from "../auth/key-box.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
-import type { KeyBox } from "./key-box.ts";
 import { recordState, type StateReport, stateReport } from "./state.ts";
 
 // PATCH /device/v3/state, the report balena-supervisor sends since v12 (open-balena-api's

@@ -1,7 +1,8 @@
 import { z } from "zod";
+import type { KeyBox } from "../auth/key-box.ts";
+import { releaseWithCommit } from "../core/write/rules/release.ts";
 import type { Executor } from "../db/database.ts";
 import { ident, join, param, sql, toStatement } from "../db/sql.ts";
-import type { KeyBox } from "./key-box.ts";
 
 const count = z
   .number()
@@ -76,11 +77,13 @@ export async function recordState(
     assignments.push(sql`"supervisor_api_key_ciphertext" = ${param(keys.seal(report.api_key), "text")}`);
   }
   if (report.commit !== undefined) {
+    // A failed build and its rebuild share a commit: the same choice as everywhere (newest successful).
     assignments.push(
-      sql`"is_running__release" = (SELECT r."id" FROM "release" r
-        WHERE r."belongs_to__application" = ${device}."belongs_to__application" AND r."commit" = ${param(report.commit, "text")})`,
+      sql`"is_running__release" = ${releaseWithCommit(sql`${device}."belongs_to__application"`, param(report.commit, "text"))}`,
     );
   }
+  // System write (ARCHITECTURE.md, "System writes"): a device reports its own state; these are
+  // fields no user writes and the write core's rules and permissions are for users' writes.
   const rows = await db.query(
     toStatement(
       sql`UPDATE "device" ${device} SET ${join(
@@ -122,7 +125,8 @@ export async function targetState(
 
 /**
  * Marks devices that reported once but not within `timeoutSeconds` offline. Devices that never
- * reported (demo data, registered but not started) are left as they are.
+ * reported (demo data, registered but not started) are left as they are. System write: the server's
+ * own sweep, on behalf of no caller.
  */
 export async function markSilentDevicesOffline(db: Executor, timeoutSeconds: number): Promise<number> {
   const rows = await db.query({

@@ -3,8 +3,6 @@ import { GraphQLError, Kind } from "graphql";
 import { JSONResolver } from "graphql-scalars";
 import type { GraphQLContext } from "./context.ts";
 
-export type Row = Record<string, unknown>;
-
 export interface SchemaTypes {
   Context: GraphQLContext;
   Scalars: {

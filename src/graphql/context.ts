@@ -4,7 +4,7 @@ import { permissionsFor } from "../auth/policies.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import type { ProxyContext } from "../proxy/core.ts";
+import type { ProxyContext } from "../proxy/command.ts";
 import type { RowLoaders } from "./loaders.ts";
 import type { RequestCost, SelectionPlanner } from "./selection.ts";
 import type { GraphQLModel } from "./types.ts";

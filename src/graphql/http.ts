@@ -1,24 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Logger } from "pino";
-import type { Caller } from "../auth/caller.ts";
-import type { Config } from "../config.ts";
-import type { Database } from "../db/database.ts";
-import { asFleetgateError } from "../http/errors.ts";
-import type { Model } from "../model/types.ts";
-import type { GraphQLCore } from "./context.ts";
+import { sendRequestError } from "./errors.ts";
 import { graphiqlAssetRoutes } from "./graphiql.ts";
-import type { GraphQLHandler } from "./yoga.ts";
-
-export interface GraphQLDeps {
-  readonly db: Database;
-  readonly model: Model;
-  readonly proxy: GraphQLCore["proxy"];
-  readonly identitiesChanged: () => void;
-  readonly config: Config;
-  readonly logger: Logger;
-  /** The request's caller, if its credential is valid (resolved before the handler, cached). */
-  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
-}
+import type { GraphQLDeps, GraphQLHandler } from "./yoga.ts";
 
 // After this long listening, GraphQL is loaded in the background.
 const WARM_UP_AFTER_MS = 1_000;
@@ -52,25 +35,6 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
     url: "/graphql",
     bodyLimit: deps.config.GRAPHQL_MAX_BODY_BYTES,
     handler,
-    // A body too large or not JSON never reaches yoga, nor does a caller whose lookup failed (the
-    // database is away): answer in GraphQL's shape all the same.
-    errorHandler: (error, _request, reply) => {
-      const known = asFleetgateError(error);
-      if (!known) throw error;
-      if ("retryAfterSeconds" in known) reply.header("retry-after", String(known.retryAfterSeconds));
-      reply
-        .code(known.status)
-        .type("application/json")
-        .send(
-          JSON.stringify({
-            errors: [
-              {
-                message: known.message,
-                extensions: { code: known.status < 500 ? "BAD_USER_INPUT" : known.code },
-              },
-            ],
-          }),
-        );
-    },
+    errorHandler: (error, _request, reply) => sendRequestError(error, reply),
   });
 }

@@ -1,8 +1,14 @@
 import DataLoader from "dataloader";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
-import type { Row } from "./builder.ts";
-import type { GraphQLContext } from "./context.ts";
-import { readRows } from "./read.ts";
+import type { ODataQuery } from "../core/query.ts";
+import type { RequestCost, SelectionPlanner } from "./selection.ts";
+import type { GraphQLModel, Row } from "./types.ts";
+
+/** What a batch needs of the request: how to plan a selection, and what it has cost so far. */
+interface LoaderContext {
+  readonly core: { readonly graph: GraphQLModel; readonly selection: SelectionPlanner };
+  readonly cost: RequestCost;
+}
 
 // The id every batched row is read under, apart from the fields the query selected.
 const ID_KEY = "$id";
@@ -16,7 +22,10 @@ export class RowLoaders {
   // One loader per field of the query: graphql-js hands every list item the same fieldNodes.
   private readonly loaders = new WeakMap<readonly FieldNode[], DataLoader<number, Row | null>>();
 
-  load(context: GraphQLContext, resource: string, id: number, info: GraphQLResolveInfo): Promise<Row | null> {
+  /** `read`: the request's read path (its caller's permissions). */
+  constructor(private readonly read: (query: ODataQuery) => Promise<Row[]>) {}
+
+  load(context: LoaderContext, resource: string, id: number, info: GraphQLResolveInfo): Promise<Row | null> {
     let loader = this.loaders.get(info.fieldNodes);
     if (!loader) {
       loader = new DataLoader((ids) => this.batch(context, resource, ids, info));
@@ -26,7 +35,7 @@ export class RowLoaders {
   }
 
   private async batch(
-    context: GraphQLContext,
+    context: LoaderContext,
     resource: string,
     ids: readonly number[],
     info: GraphQLResolveInfo,
@@ -34,7 +43,7 @@ export class RowLoaders {
     const { core } = context;
     const selection = core.selection.selection(core.graph.objectOf(resource), info.fieldNodes, info);
     core.selection.charge(context.cost, selection, ids.length);
-    const rows = await readRows(context, {
+    const rows = await this.read({
       resource,
       count: false,
       options: {

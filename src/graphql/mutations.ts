@@ -1,6 +1,4 @@
-import { Forbidden, NotFound, Unauthorized } from "../errors.ts";
-import type { Field, Resource } from "../model/types.ts";
-import type { Key } from "../odata/query.ts";
+import type { Key } from "../core/query.ts";
 import {
   type Change,
   createEntity,
@@ -8,14 +6,16 @@ import {
   updateEntities,
   type WriteContext,
   type WriteOutcome,
-} from "../odata/write/write.ts";
-import type { Builder, Row } from "./builder.ts";
+} from "../core/write/write.ts";
+import { NotFound } from "../errors.ts";
+import type { Field, Resource } from "../model/types.ts";
+import type { Builder } from "./builder.ts";
 import { type GraphQLContext, writer } from "./context.ts";
 import { camelCase, pascalCase, plural } from "./names.ts";
 import { type InputRef, type ObjectRefs, scalarOf } from "./objects.ts";
 import { keyArguments } from "./queries.ts";
 import { keyOf, readOne, readRows, selectOne } from "./read.ts";
-import type { GraphQLModel, ObjectSpec } from "./types.ts";
+import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
 import { type WhereInput, WhereTranslator } from "./where.ts";
 
 // Mutations call the same write core as OData's POST, PATCH and DELETE: validation, business rules,
@@ -65,7 +65,7 @@ function changesInGraphQLNames(spec: ObjectSpec, changes: readonly Change[] | un
   }));
 }
 
-/** The write core under the caller's permissions; a row they may not change is FORBIDDEN here. */
+/** The write core under the caller's permissions (a row they may not change is its Forbidden). */
 async function asCaller<T>(
   context: GraphQLContext,
   resource: Resource,
@@ -75,9 +75,6 @@ async function asCaller<T>(
   const { caller, permissions } = writer(context);
   try {
     return await work({ db: context.core.db, model: context.core.model, permissions, actor: caller.actor });
-  } catch (error) {
-    if (error instanceof Unauthorized) throw new Forbidden(`You may not change these ${resource.name} rows`);
-    throw error;
   } finally {
     if (identityTables.has(resource.table)) context.core.identitiesChanged();
   }

@@ -1,9 +1,8 @@
 import type { GraphQLResolveInfo } from "graphql";
 import type { ScalarType } from "../model/types.ts";
-import type { Builder, Row, SchemaTypes } from "./builder.ts";
-import { listArguments } from "./queries.ts";
+import type { Builder, SchemaTypes } from "./builder.ts";
 import { relationKey } from "./selection.ts";
-import type { GraphQLModel, ObjectSpec } from "./types.ts";
+import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
 import { operatorsOf } from "./where.ts";
 
 // The object types and the inputs that read them (`where`, `orderBy`), one of each per table,
@@ -198,4 +197,17 @@ function implementObject(builder: Builder, spec: ObjectSpec, graph: GraphQLModel
       return fields as never;
     },
   });
+}
+
+/** `where`, `orderBy`, `first` and `offset` of a list, at the root and on every to-many relation. */
+export function listArguments(builder: Builder, refs: ObjectRefs, spec: ObjectSpec) {
+  return builder.args((t) => ({
+    where: t.field({ type: refs.wheres.get(spec.name) as InputRef }),
+    orderBy: t.field({
+      type: [refs.orderBys.get(spec.name) as InputRef],
+      required: { list: false, items: true },
+    }),
+    first: t.int({ description: "At most this many rows (default and maximum: GRAPHQL_MAX_FIRST)" }),
+    offset: t.int({ description: "Skip this many rows first" }),
+  }));
 }

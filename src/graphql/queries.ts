@@ -1,10 +1,10 @@
 import type { Resource } from "../model/types.ts";
-import type { Builder, Row } from "./builder.ts";
+import type { Builder } from "./builder.ts";
 import { camelCase, plural } from "./names.ts";
-import { type InputRef, type ObjectRefs, scalarOf } from "./objects.ts";
+import { listArguments, type ObjectRefs, scalarOf } from "./objects.ts";
 import { keyOf, readCount, readList, readOne, selectOne } from "./read.ts";
 import type { ListArguments } from "./selection.ts";
-import type { GraphQLModel, ObjectSpec } from "./types.ts";
+import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
 
 /** The arguments that name one row: each field of each key of the resource, all optional. */
 export function keyArguments(builder: Builder, spec: ObjectSpec, resource: Resource) {
@@ -20,18 +20,6 @@ export function keyArguments(builder: Builder, spec: ObjectSpec, resource: Resou
         .map(([name, type]) => [name, t.field({ type: type as "Int" })]),
     ),
   );
-}
-
-export function listArguments(builder: Builder, refs: ObjectRefs, spec: ObjectSpec) {
-  return builder.args((t) => ({
-    where: t.field({ type: refs.wheres.get(spec.name) as InputRef }),
-    orderBy: t.field({
-      type: [refs.orderBys.get(spec.name) as InputRef],
-      required: { list: false, items: true },
-    }),
-    first: t.int({ description: "At most this many rows (default and maximum: GRAPHQL_MAX_FIRST)" }),
-    offset: t.int({ description: "Skip this many rows first" }),
-  }));
 }
 
 /** `device(id, uuid)`, `devices(where, orderBy, first, offset)` and `devicesCount(where)` for each resource. */

@@ -1,26 +1,21 @@
 import type { GraphQLResolveInfo } from "graphql";
+import type { Key, Literal, ODataQuery, QueryOptions } from "../core/query.ts";
+import { readCount as countRows, type ReadContext, readRows as readCoreRows } from "../core/read.ts";
 import { BadRequest } from "../errors.ts";
-import { planRead } from "../odata/plan.ts";
-import type { Key, Literal, ODataQuery, QueryOptions } from "../odata/query.ts";
-import { compileRead } from "../odata/sql/compile.ts";
-import type { Row } from "./builder.ts";
 import { access, type GraphQLContext } from "./context.ts";
 import type { ListArguments } from "./selection.ts";
-import type { ObjectSpec } from "./types.ts";
+import type { ObjectSpec, Row } from "./types.ts";
 
 // Every root field is one read plan and one SQL statement, whatever its selection below.
 
-async function run(context: GraphQLContext, query: ODataQuery) {
-  const { core } = context;
-  const plan = planRead(query, { model: core.model, permissions: access(context).permissions, format: "v4" });
-  const [row] = await core.db.query<{ body?: string; count?: number }>(compileRead(plan));
-  return row;
+function readContext(context: GraphQLContext): ReadContext {
+  const { db, model } = context.core;
+  return { db, model, permissions: access(context).permissions, format: "v4" };
 }
 
 /** The rows a (v6) query reads, under the caller's permissions: one plan, one statement. */
-export async function readRows(context: GraphQLContext, query: ODataQuery): Promise<Row[]> {
-  const row = await run(context, query);
-  return JSON.parse(row?.body ?? "[]") as Row[];
+export function readRows(context: GraphQLContext, query: ODataQuery): Promise<Row[]> {
+  return readCoreRows<Row>(query, readContext(context));
 }
 
 export async function readList(
@@ -62,8 +57,7 @@ export async function readCount(
   where: ListArguments["where"],
 ): Promise<number> {
   const { filter } = context.core.selection.listOptions(spec, { where });
-  const row = await run(context, { resource, count: true, options: filter ? { filter } : {} });
-  return row?.count ?? 0;
+  return countRows({ resource, count: true, options: filter ? { filter } : {} }, readContext(context));
 }
 
 /** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */

@@ -10,8 +10,8 @@ import {
   Kind,
   type SelectionSetNode,
 } from "graphql";
+import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../core/query.ts";
 import { BadRequest } from "../errors.ts";
-import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../odata/query.ts";
 import type { GraphQLModel, Member, ObjectSpec } from "./types.ts";
 import { type WhereInput, WhereTranslator } from "./where.ts";
 

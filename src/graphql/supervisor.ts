@@ -1,8 +1,9 @@
 import { Forbidden } from "../errors.ts";
-import { type DeviceResult, type ProxyInput, proxyCommand } from "../proxy/core.ts";
-import type { Builder, Row } from "./builder.ts";
+import { type DeviceResult, type ProxyInput, proxyCommand } from "../proxy/command.ts";
+import type { Builder } from "./builder.ts";
 import { type GraphQLContext, writer } from "./context.ts";
 import type { ObjectRef } from "./objects.ts";
+import type { Row } from "./types.ts";
 
 // Remote control: each field is one call of the proxy's core function (the same one behind
 // POST /supervisor/<path>), so targeting, permissions, version gating and the audit are shared.

@@ -1,6 +1,9 @@
 import type { Field, Model, Navigation, Resource } from "../model/types.ts";
 import { camelCase, pascalCase } from "./names.ts";
 
+/** A row as the core reads it: field names as GraphQL names them. */
+export type Row = Record<string, unknown>;
+
 /** What one field of a GraphQL object type reads, in the OData model's terms. */
 export type Member =
   | { readonly kind: "field"; readonly field: Field }
@@ -53,7 +56,9 @@ function members(resource: Resource): Map<string, Member> {
     result.set(name, member);
   };
   for (const field of resource.fields.values()) {
-    if (field.link) add(`${camelCase(field.name)}Id`, { kind: "link", field });
+    // A link to an internal table (an API key's actor) has no relation beside it: a plain Int field.
+    if (field.link && resource.navigations.has(field.name))
+      add(`${camelCase(field.name)}Id`, { kind: "link", field });
     else add(camelCase(field.name), { kind: "field", field });
   }
   for (const navigation of resource.navigations.values()) {

@@ -1,6 +1,6 @@
+import type { Expr, Literal, PathExpr } from "../core/query.ts";
 import { BadRequest } from "../errors.ts";
 import type { ScalarType } from "../model/types.ts";
-import type { Expr, Literal, PathExpr } from "../odata/query.ts";
 import type { GraphQLModel, ObjectSpec } from "./types.ts";
 
 // A `where` input compiles to the same filter tree as an OData `$filter`, so the planner checks

@@ -4,7 +4,6 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import {
   type DocumentNode,
   type ExecutionResult,
-  GraphQLError,
   type GraphQLSchema,
   isEnumType,
   isScalarType,
@@ -14,58 +13,34 @@ import {
 } from "graphql";
 import { createYoga, type Plugin, processRegularResult } from "graphql-yoga";
 import type { Logger } from "pino";
-import type { FleetgateError } from "../errors.ts";
-import { asFleetgateError } from "../http/errors.ts";
-import type { GraphQLContext } from "./context.ts";
+import type { Caller } from "../auth/caller.ts";
+import type { Config } from "../config.ts";
+import type { Database } from "../db/database.ts";
+import type { Model } from "../model/types.ts";
+import type { GraphQLContext, GraphQLCore } from "./context.ts";
+import { maskError, requestIdsInErrors } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
-import type { GraphQLDeps } from "./http.ts";
 import { RowLoaders } from "./loaders.ts";
+import { readRows } from "./read.ts";
 import { buildSchema } from "./schema.ts";
 import { SelectionPlanner } from "./selection.ts";
 import { GraphQLModel } from "./types.ts";
+
+export interface GraphQLDeps {
+  readonly db: Database;
+  readonly model: Model;
+  readonly proxy: GraphQLCore["proxy"];
+  readonly identitiesChanged: () => void;
+  readonly config: Config;
+  readonly logger: Logger;
+  /** The request's caller, if its credential is valid (resolved before the handler, cached). */
+  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+}
 
 // Yoga's own context has `request` (a Fetch Request); the server's request is `req`.
 export interface ServerContext {
   readonly req: FastifyRequest;
   readonly reply: FastifyReply;
-}
-
-/**
- * Client errors carry `extensions.code` (BAD_USER_INPUT, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
- * CONFLICT); anything unexpected is masked and logged.
- */
-function maskError(logger: Logger) {
-  return (error: unknown, message: string): Error => {
-    if (!(error instanceof GraphQLError)) return new GraphQLError(message);
-    if (!error.originalError || error.originalError instanceof GraphQLError) {
-      // Rejected before execution (a variable of the wrong type, the depth limit): the client's
-      // input, unless graphql-js or yoga named the phase already (parse, validation).
-      // graphql-armor calls its limit a syntax error, which it is not.
-      // (graphql-jit's variable errors come without extensions.)
-      const message = error.message.replace(/^Syntax Error: (?=Query )/, "");
-      const code = error.extensions?.code;
-      if (code && message === error.message) return error;
-      return new GraphQLError(message, {
-        nodes: error.nodes,
-        path: error.path,
-        extensions: { ...error.extensions, code: code ?? "BAD_USER_INPUT" },
-      });
-    }
-    const known = asFleetgateError(error.originalError);
-    if (known) {
-      return new GraphQLError(known.message, {
-        nodes: error.nodes,
-        path: error.path,
-        extensions: { code: known.code, ...serverStatus(known) },
-      });
-    }
-    logger.error({ err: error.originalError, path: error.path }, "unexpected GraphQL error");
-    return new GraphQLError(message, {
-      nodes: error.nodes,
-      path: error.path,
-      extensions: { code: "INTERNAL_SERVER_ERROR" },
-    });
-  };
 }
 
 const withoutIntrospection: Plugin = {
@@ -112,17 +87,6 @@ function plainOperation(request: FastifyRequest) {
   return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName };
 }
 
-/**
- * The database being away (503, with Retry-After) or too slow (504) is the server's state, not
- * the query's: the response says so with its status, as the OData routes do.
- */
-function serverStatus(known: FleetgateError) {
-  if (known.status < 500) return {};
-  const headers =
-    "retryAfterSeconds" in known ? { "Retry-After": String(known.retryAfterSeconds) } : undefined;
-  return { http: { status: known.status, ...(headers ? { headers } : {}) } };
-}
-
 async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
   response.headers.forEach((value, key) => {
     reply.header(key, value);
@@ -164,12 +128,15 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     // limiter would only check it again.
     maxRequestBodySize: false,
     maskedErrors: { maskError: maskError(deps.logger) },
-    context: async ({ req }) => ({
-      caller: await deps.callerOf(req),
-      core,
-      loaders: new RowLoaders(),
-      cost: { rows: 0 },
-    }),
+    context: async ({ req }) => {
+      const context: GraphQLContext = {
+        caller: await deps.callerOf(req),
+        core,
+        loaders: new RowLoaders((query) => readRows(context, query)),
+        cost: { rows: 0 },
+      };
+      return context;
+    },
     plugins: [
       // Each distinct query is compiled into a function once; rows then resolve without graphql-js's
       // per-field interpretation (most of the CPU of a 50-row list). graphql-jit cannot compile
@@ -177,6 +144,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
       useGraphQlJit({}, { enableIf: ({ document, schema }) => scalarVariablesOnly(document, schema) }),
       maxDepthPlugin({ n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, propagateOnRejection: true }),
       ...(config.GRAPHQL_INTROSPECTION ? [] : [withoutIntrospection]),
+      requestIdsInErrors,
     ],
   });
 

@@ -1,11 +1,19 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { redactUrl } from "../redact.ts";
 import { statementsOf } from "./unit-of-work.ts";
 
+const actors = new WeakMap<FastifyRequest, number>();
+
+/** The actor whose credential the request carried, for its log line. */
+export function noteActor(request: FastifyRequest, actor: number): void {
+  actors.set(request, actor);
+}
+
 /**
- * One log line per request with method, URL (credentials redacted), status, time and SQL statement
- * count; the count is also sent as the `x-sql-statements` response header, for clients, tests and
- * benchmarks (counted by the unit of work, ./unit-of-work.ts).
+ * One log line per request with its id (`reqId`, as in `x-request-id`), method, URL (credentials
+ * redacted), status, time, SQL statement count and the caller's actor id (when it had a valid
+ * credential); the count is also sent as the `x-sql-statements` response header, for clients, tests
+ * and benchmarks (counted by the unit of work, ./unit-of-work.ts).
  */
 export function useRequestLog(app: FastifyInstance): void {
   app.addHook("onSend", async (request, reply) => {
@@ -20,6 +28,7 @@ export function useRequestLog(app: FastifyInstance): void {
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
         statements: statementsOf(request),
+        actor: actors.get(request),
       },
       "request",
     );

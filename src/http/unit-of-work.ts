@@ -18,7 +18,7 @@ export function useUnitOfWork(app: FastifyInstance): void {
   app.addHook("onRoute", (route) => {
     const handler = route.handler as RouteHandlerMethod;
     route.handler = function unitOfWork(request, reply) {
-      const unit = newUnitOfWork();
+      const unit = newUnitOfWork(request.id);
       units.set(request, unit);
       // A response's 'close' comes after it was sent, or when its connection closed before.
       reply.raw.once("close", () => {

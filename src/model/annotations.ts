@@ -1,10 +1,16 @@
-import type { ScalarType } from "./types.ts";
+import type { LinkTable, ScalarType } from "./types.ts";
 
 // What schema.prisma cannot say: which tables are OData resources and under which extra names,
 // the columns no API exposes, the computed fields, and the names of reverse navigations.
 
-/** Tables that are not resources. A foreign key to one of them reads as a plain integer. */
+/** Tables that are not resources. A foreign key to one of them reads as a plain integer… */
 export const internalTables = new Set(["actor", "setting"]);
+
+/**
+ * …except these `<table>.<foreign key>`, which read as links (`{"__id": N}`) like every foreign key
+ * of balena's model, though they cannot be expanded: balena-sdk reads an API key's actor as a link.
+ */
+export const internalLinks = new Set(["api_key.is_of__actor"]);
 
 /** Other resource names for a table: `my_application` is `application` limited to the caller's own fleets. */
 export const resourceAliases: Record<string, readonly string[]> = {
@@ -26,6 +32,8 @@ export const hiddenColumns: Record<string, readonly string[]> = {
   api_key: ["key_hash"],
   // Served whole by /config and /device-types/v1.
   device_type: ["catalogue"],
+  // Operators match an audit row with the request's log line by it.
+  supervisor_command: ["request_id"],
 };
 
 export interface ComputedField {
@@ -36,13 +44,34 @@ export interface ComputedField {
 }
 
 /**
- * Fields derived on read; their SQL is in src/odata/sql/computed.ts. A computed field that is also
- * in `writableFields` is written through its resource's rules (src/odata/write/rules/).
+ * Fields derived on read; their SQL is in src/core/sql/computed.ts. A computed field that is also
+ * in `writableFields` is written through its resource's rules (src/core/write/rules/).
  */
 export const computedFields: Record<string, Record<string, ComputedField>> = {
-  device: { overall_status: { type: "Text", nullable: false, selectedByDefault: false } },
-  // The slug of its CPU architecture (is_of__cpu_architecture), as the catalogue names it.
-  device_type: { arch: { type: "Text", nullable: false, selectedByDefault: true } },
+  device: {
+    overall_status: { type: "Text", nullable: false, selectedByDefault: false },
+    // The provisioning or download progress behind a "configuring" or "updating" overall_status.
+    overall_progress: { type: "Integer", nullable: true, selectedByDefault: false },
+  },
+  device_type: {
+    // The slug of its CPU architecture (is_of__cpu_architecture), as the catalogue names it.
+    arch: { type: "Text", nullable: false, selectedByDefault: true },
+    // balena's hw.device-type contract, built from the catalogue entry: large, so only when named
+    // (every balena-sdk call that reads it names it).
+    contract: { type: "JSON", nullable: false, selectedByDefault: false },
+  },
+  // balena's versioning, read from `semver` (major.minor.patch[-prerelease][+build]), `variant`,
+  // `revision` and, for a draft, `created_at`.
+  release: {
+    semver_major: { type: "Integer", nullable: false, selectedByDefault: true },
+    semver_minor: { type: "Integer", nullable: false, selectedByDefault: true },
+    semver_patch: { type: "Integer", nullable: false, selectedByDefault: true },
+    semver_prerelease: { type: "Text", nullable: false, selectedByDefault: true },
+    semver_build: { type: "Text", nullable: false, selectedByDefault: true },
+    raw_version: { type: "Text", nullable: false, selectedByDefault: true },
+  },
+  // fleetgate's older text role ("owner" is balena's "administrator"), read from the link.
+  organization_membership: { role: { type: "Text", nullable: false, selectedByDefault: true } },
   application: {
     // The fleet's target release, by its commit.
     commit: { type: "Text", nullable: true, selectedByDefault: true },
@@ -80,16 +109,49 @@ const deviceFields = [
   "should_be_running__release",
   "is_active",
 ] as const;
+// What a device reports about itself. balena lets a user who may write the device's fleet write
+// these too (tools and tests stand in for a device that way); callers who may only read it may not.
+const reportedDeviceFields = [
+  "status",
+  "is_online",
+  "ip_address",
+  "mac_address",
+  "public_address",
+  "os_version",
+  "os_variant",
+  "supervisor_version",
+  "is_running__release",
+  "download_progress",
+  "provisioning_progress",
+  "provisioning_state",
+  "memory_usage",
+  "memory_total",
+  "storage_block_device",
+  "storage_usage",
+  "storage_total",
+  "cpu_usage",
+  "cpu_temp",
+  "cpu_id",
+  "is_undervolted",
+  "is_web_accessible",
+  "local_id",
+  "latitude",
+  "longitude",
+  "location",
+  "custom_latitude",
+  "custom_longitude",
+] as const;
 
 /**
- * What callers may write, per resource. Everything else (ids, created_at, actor, a device's state,
- * which the device reports itself) is the server's. A resource missing here is read-only.
+ * What callers may write, per resource. Everything else (ids, created_at, actor, a device's VPN and
+ * heartbeat state, where the cloud reaches its supervisor) is the server's. A resource missing here
+ * is read-only.
  */
 export const writableFields: Record<string, Writability> = {
   application: { create: fleetFields, update: fleetFields, required: ["app_name"], deletable: true },
   device: {
-    create: [...deviceFields, "uuid", "is_of__device_type"],
-    update: deviceFields,
+    create: [...deviceFields, ...reportedDeviceFields, "uuid", "is_of__device_type"],
+    update: [...deviceFields, ...reportedDeviceFields],
     required: ["belongs_to__application"],
     deletable: true,
   },
@@ -103,11 +165,26 @@ export const writableFields: Record<string, Writability> = {
       "is_invalidated",
       "is_passing_tests",
       "semver",
+      "variant",
+      "known_issue_list",
       "note",
       "start_timestamp",
       "end_timestamp",
+      // As the balena CLI and SDK create a release (the creator is the caller when left out).
+      "is_created_by__user",
+      "composition",
     ],
-    update: ["status", "note", "is_final", "is_invalidated", "is_passing_tests", "semver", "end_timestamp"],
+    update: [
+      "status",
+      "note",
+      "is_final",
+      "is_invalidated",
+      "is_passing_tests",
+      "semver",
+      "variant",
+      "known_issue_list",
+      "end_timestamp",
+    ],
     required: ["belongs_to__application", "commit", "status"],
     deletable: true,
   },
@@ -123,6 +200,12 @@ export const writableFields: Record<string, Writability> = {
     required: ["application", "tag_key", "value"],
     deletable: true,
   },
+  release_tag: {
+    create: ["release", "tag_key", "value"],
+    update: ["tag_key", "value"],
+    required: ["release", "tag_key", "value"],
+    deletable: true,
+  },
   device_environment_variable: {
     create: ["device", "name", "value"],
     update: ["name", "value"],
@@ -130,6 +213,18 @@ export const writableFields: Record<string, Writability> = {
     deletable: true,
   },
   application_environment_variable: {
+    create: ["application", "name", "value"],
+    update: ["name", "value"],
+    required: ["application", "name", "value"],
+    deletable: true,
+  },
+  device_config_variable: {
+    create: ["device", "name", "value"],
+    update: ["name", "value"],
+    required: ["device", "name", "value"],
+    deletable: true,
+  },
+  application_config_variable: {
     create: ["application", "name", "value"],
     update: ["name", "value"],
     required: ["application", "name", "value"],
@@ -150,8 +245,9 @@ export const writableFields: Record<string, Writability> = {
     deletable: true,
   },
   organization_membership: {
-    create: ["user", "is_member_of__organization", "role"],
-    update: ["role"],
+    // balena-sdk writes the link; `role` ("owner" or "member") is the same fact as text.
+    create: ["user", "is_member_of__organization", "organization_membership_role", "role"],
+    update: ["organization_membership_role", "role"],
     required: ["user", "is_member_of__organization"],
     deletable: true,
   },
@@ -180,6 +276,7 @@ export const reverseNavigations: Record<string, string> = {
   "release.is_created_by__user": "created__release",
   "organization_membership.user": "organization_membership",
   "organization_membership.is_member_of__organization": "organization_membership",
+  "organization_membership.organization_membership_role": "organization_membership",
   "device_type_alias.device_type": "device_type_alias",
   "device_type.is_of__cpu_architecture": "is_supported_by__device_type",
   "supervisor_release.is_for__device_type": "supervisor_release",
@@ -187,4 +284,47 @@ export const reverseNavigations: Record<string, string> = {
   "application_tag.application": "application_tag",
   "device_environment_variable.device": "device_environment_variable",
   "application_environment_variable.application": "application_environment_variable",
+  "release_tag.release": "release_tag",
+  "device_config_variable.device": "device_config_variable",
+  "application_config_variable.application": "application_config_variable",
+};
+
+export interface LinkTableNavigation {
+  readonly target: string;
+  /** This table's column, equal to the link table's `through.localColumn`. */
+  readonly localColumn: string;
+  /** The target's column, equal to the link table's `through.remoteColumn`. */
+  readonly remoteColumn: string;
+  readonly through: LinkTable;
+}
+
+/**
+ * To-many navigations through a link table, per table. balena's direct access: the users who are
+ * members of a fleet's organization, and the other way round (fleetgate has no per-fleet membership).
+ */
+export const linkTableNavigations: Record<string, Record<string, LinkTableNavigation>> = {
+  application: {
+    is_directly_accessible_by__user: {
+      target: "user",
+      localColumn: "organization",
+      remoteColumn: "id",
+      through: {
+        resource: "organization_membership",
+        localColumn: "is_member_of__organization",
+        remoteColumn: "user",
+      },
+    },
+  },
+  user: {
+    has_direct_access_to__application: {
+      target: "application",
+      localColumn: "id",
+      remoteColumn: "organization",
+      through: {
+        resource: "organization_membership",
+        localColumn: "user",
+        remoteColumn: "is_member_of__organization",
+      },
+    },
+  },
 };

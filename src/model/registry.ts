@@ -2,7 +2,9 @@ import datamodel from "../generated/datamodel.json" with { type: "json" };
 import {
   computedFields,
   hiddenColumns,
+  internalLinks,
   internalTables,
+  linkTableNavigations,
   resourceAliases,
   reverseNavigations,
   writableFields,
@@ -90,7 +92,8 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         continue;
       }
       const target = links.get(field.name);
-      const link = target && !internalTables.has(target) ? target : undefined;
+      const internal = target !== undefined && internalTables.has(target);
+      const link = target && (!internal || internalLinks.has(`${table}.${field.name}`)) ? target : undefined;
       fields.set(field.name, {
         name: field.name,
         type,
@@ -100,7 +103,8 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         selectedByDefault: true,
         ...(link ? { link } : {}),
       });
-      if (!link) continue;
+      // A link to an internal table reads as `{"__id"}` but leads nowhere: no navigation.
+      if (!link || internal) continue;
       addNavigation(table, {
         name: field.name,
         target: link,
@@ -121,6 +125,22 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
     }
     for (const [name, computed] of Object.entries(computedFields[table] ?? {})) {
       fields.set(name, { name, ...computed, hasDefault: false, computed: true });
+    }
+  }
+
+  for (const [table, navigations] of Object.entries(linkTableNavigations)) {
+    for (const [name, { target, localColumn, remoteColumn, through }] of Object.entries(navigations)) {
+      const columns: [string, string][] = [
+        [table, localColumn],
+        [target, remoteColumn],
+        [through.resource, through.localColumn],
+        [through.resource, through.remoteColumn],
+      ];
+      for (const [owner, column] of columns) {
+        if (!fieldsOf.get(owner)?.has(column))
+          throw new Error(`model: navigation ${table}.${name} joins on unknown ${owner}.${column}`);
+      }
+      addNavigation(table, { name, target, cardinality: "many", localColumn, remoteColumn, through });
     }
   }
 

@@ -6,7 +6,10 @@ export interface Field {
   readonly nullable: boolean;
   /** The column has a default, which PUT restores when a field is left out. */
   readonly hasDefault: boolean;
-  /** For a foreign key: the resource it points to; read as `{"__id": N}` unless expanded. */
+  /**
+   * For a foreign key: the table it points to; read as `{"__id": N}` unless expanded. It can be
+   * expanded (a navigation of the same name exists) unless the table is internal (`actor`).
+   */
   readonly link?: string;
   /** Derived on read (its SQL lives in the compiler), never stored. */
   readonly computed: boolean;
@@ -22,6 +25,19 @@ export interface Navigation {
   /** Column on this resource's table that the join uses. */
   readonly localColumn: string;
   /** Column on the target's table that it must equal. */
+  readonly remoteColumn: string;
+  /**
+   * A many-to-many navigation through a link table: a target row is linked when a row of `through`
+   * has `through.localColumn` equal to this row's `localColumn` and `through.remoteColumn` equal to
+   * the target's `remoteColumn`. Its rows are read with the link table's permission predicate too.
+   */
+  readonly through?: LinkTable;
+}
+
+export interface LinkTable {
+  /** Resource name of the link table. */
+  readonly resource: string;
+  readonly localColumn: string;
   readonly remoteColumn: string;
 }
 

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Permissions } from "../auth/permissions.ts";
+import type { ReadLimits } from "../core/limits.ts";
 import type { Database } from "../db/database.ts";
-import { Unauthorized } from "../errors.ts";
+import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import type { ReadLimits } from "./limits.ts";
 import { metadataDocument } from "./metadata.ts";
 import { read } from "./read.ts";
 import type { Versions } from "./versions/index.ts";
-import { DRY_RUN_HEADER, write } from "./write/request.ts";
+import { DRY_RUN_HEADER, write } from "./write.ts";
 
 export interface ODataDeps {
   readonly db: Database;
@@ -24,6 +24,11 @@ export interface ODataDeps {
   readonly identitiesChanged: () => void;
   /** The cost and depth limits of a read. */
   readonly limits: ReadLimits;
+}
+
+/** pinejs answers a write the caller may not make with 401 "Unauthorized"; its clients rely on it. */
+function asPinejsRefusal(error: unknown): never {
+  throw error instanceof Forbidden ? new Unauthorized() : error;
 }
 
 // Writes to these change who a credential stands for.
@@ -62,7 +67,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           dryRun: request.headers[DRY_RUN_HEADER] === "true",
         },
         { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
-      );
+      ).catch(asPinejsRefusal);
       if (identityTables.has(result.table)) deps.identitiesChanged();
       return reply.code(result.status).headers(result.headers).send(result.body);
     };

@@ -20,7 +20,8 @@ export function metadataDocument(model: Model, namespace = "fleetgate"): string 
   for (const resource of model.resources.values()) {
     const members: string[] = ['<Key><PropertyRef Name="id"/></Key>'];
     for (const field of resource.fields.values()) {
-      if (field.link) continue;
+      // A link is its navigation property, unless it leads to no resource (an API key's actor).
+      if (field.link && resource.navigations.has(field.name)) continue;
       const computed = field.computed ? '<Annotation Term="Org.OData.Core.V1.Computed" Bool="true"/>' : "";
       members.push(
         `<Property Name="${xml(field.name)}" Type="${edmTypes[field.type]}" Nullable="${field.nullable}">${computed}</Property>`,

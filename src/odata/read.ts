@@ -1,12 +1,11 @@
 import type { Permissions } from "../auth/permissions.ts";
+import { defaultReadLimits, type ReadLimits } from "../core/limits.ts";
+import { readQuery } from "../core/read.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
-import { checkReadLimits, defaultReadLimits, type ReadLimits } from "./limits.ts";
-import { parse } from "./parse.ts";
-import { planRead } from "./plan.ts";
+import { parse } from "./parse/parse.ts";
 import { type Reply, serializeCollection, serializeCount } from "./serialize.ts";
-import { compileRead } from "./sql/compile.ts";
 import type { Versions } from "./versions/index.ts";
 
 export interface ReadContext {
@@ -31,10 +30,12 @@ export async function read(request: ReadRequest, context: ReadContext): Promise<
   const asked = parse(request.url);
   const query = context.versions.toV6(request.version, asked);
   const format = wantsV4(request.headers, query.options.format) ? "v4" : "pinejs";
-  const plan = planRead(query, { model: context.model, permissions: context.permissions, format });
-  checkReadLimits(plan, context.limits ?? defaultReadLimits);
-  const [row] = await context.db.query<{ body?: string; count?: number }>(compileRead(plan));
-  if (plan.kind === "count") return serializeCount(format, row?.count ?? 0);
+  const { plan, json, count } = await readQuery(query, {
+    ...context,
+    format,
+    limits: context.limits ?? defaultReadLimits,
+  });
+  if (plan.kind === "count") return serializeCount(format, count ?? 0);
   const metadataContext = `/${request.version}/$metadata#${asked.resource}`;
-  return serializeCollection(format, metadataContext, row?.body ?? "[]", row?.count);
+  return serializeCollection(format, metadataContext, json, count);
 }

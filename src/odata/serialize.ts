@@ -1,4 +1,4 @@
-import type { Format } from "./plan-types.ts";
+import type { Format } from "../core/plan-types.ts";
 
 export interface Reply {
   readonly contentType: string;

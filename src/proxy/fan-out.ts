@@ -29,6 +29,8 @@ const agent = new Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 
 // gateway would answer for it, instead of failing the whole command.
 const GATEWAY_TIMEOUT = 504;
 const BAD_GATEWAY = 502;
+/** The device answered, but not with the JSON it said it sent. */
+export const BAD_RESPONSE = "Bad API response from supervisor";
 
 function call(target: DeviceCall, options: FanOutOptions): Promise<CallOutcome> {
   const body =
@@ -64,7 +66,7 @@ function call(target: DeviceCall, options: FanOutOptions): Promise<CallOutcome> 
                 statusCode: BAD_GATEWAY,
                 body: null,
                 contentType,
-                error: "Bad API response from supervisor",
+                error: BAD_RESPONSE,
               });
               return;
             }

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Caller } from "../auth/caller.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
-import { type ProxyContext, type ProxyInput, proxyCommand } from "./core.ts";
+import { type ProxyContext, type ProxyInput, proxyCommand } from "./command.ts";
 
 export interface ProxyDeps extends Omit<ProxyContext, "permissions" | "actor"> {
   readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;

@@ -3,6 +3,8 @@ import { hashPassword } from "../auth/passwords.ts";
 import { loadDefaultCatalogue } from "../catalogue/defaults.ts";
 import type { Database } from "../db/database.ts";
 
+// System write: the demo data goes in through Prisma's typed client, as an operator's command, with
+// rows (actors, release states, device reports) that no caller could write through the API.
 // Deterministic identifiers make the seed idempotent: a second run finds every row by its unique key.
 const hex = (text: string, length: number) =>
   createHash("sha256").update(text).digest("hex").slice(0, length);
@@ -50,11 +52,18 @@ export async function seedDemo(db: Database): Promise<DemoSummary> {
         create: { name: "Demo", handle: "demo" },
         update: {},
       });
+      const administrator = await tx.organizationMembershipRole.findUniqueOrThrow({
+        where: { name: "administrator" },
+      });
       await tx.organizationMembership.upsert({
         where: {
           user_is_member_of__organization: { user: user.id, is_member_of__organization: organization.id },
         },
-        create: { user: user.id, is_member_of__organization: organization.id, role: "owner" },
+        create: {
+          user: user.id,
+          is_member_of__organization: organization.id,
+          organization_membership_role: administrator.id,
+        },
         update: {},
       });
 
@@ -85,19 +94,22 @@ export async function seedDemo(db: Database): Promise<DemoSummary> {
         const fleetReleases = [];
         for (const [r, status] of statuses.entries()) {
           const commit = hex(`${slug}#${r}`, 32);
+          // A commit is unique among a fleet's successful releases only (no upsert on it); each demo
+          // release has a commit of its own.
           fleetReleases.push(
-            await tx.release.upsert({
-              where: { belongs_to__application_commit: { belongs_to__application: application.id, commit } },
-              create: {
-                belongs_to__application: application.id,
-                is_created_by__user: user.id,
-                commit,
-                status,
-                semver: `1.${r}.0`,
-                created_at: new Date(Date.UTC(2026, 0, 1 + 10 * r)),
-              },
-              update: {},
-            }),
+            (await tx.release.findFirst({ where: { belongs_to__application: application.id, commit } })) ??
+              (await tx.release.create({
+                data: {
+                  belongs_to__application: application.id,
+                  is_created_by__user: user.id,
+                  commit,
+                  status,
+                  semver: `1.${r}.0`,
+                  // The first final release of its version (balena's revision 0: raw_version 1.r.0).
+                  revision: 0,
+                  created_at: new Date(Date.UTC(2026, 0, 1 + 10 * r)),
+                },
+              })),
           );
           releases++;
         }

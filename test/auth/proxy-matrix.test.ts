@@ -1,10 +1,17 @@
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KeyBox } from "../../src/devices/key-box.ts";
+import { KeyBox } from "../../src/auth/key-box.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { buildMatrixWorld, type World, whoIs } from "../support/matrix-build.ts";
+import {
+  type ActorName,
+  actorNames,
+  loadState,
+  Oracle,
+  type Row,
+  type State,
+} from "../support/matrix-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { buildMatrixWorld, type World, whoIs } from "./matrix-build.ts";
-import { type ActorName, actorNames, loadState, Oracle, type Row, type State } from "./matrix-world.ts";
 
 // Issue 15's proxy rule, as a matrix: every kind of caller × every device of the world (and every
 // fleet, by appId) × a read and a write command, through POST /supervisor/<path> and the GraphQL

@@ -5,13 +5,13 @@ import { Authenticator } from "../../src/auth/caller.ts";
 import { permissionsFor } from "../../src/auth/policies.ts";
 import { callerOf } from "../../src/auth/routes.ts";
 import { signingSecret } from "../../src/auth/secrets.ts";
-import { catalogueConfigSchema } from "../../src/catalogue/config.ts";
-import { standardOptionGroups } from "../../src/catalogue/entry.ts";
 import { catalogueRoutes } from "../../src/catalogue/routes.ts";
 import type { CatalogueEntry } from "../../src/catalogue/schema.ts";
+import { catalogueConfigSchema } from "../../src/config.ts";
 import type { Database } from "../../src/db/database.ts";
 import { sendError } from "../../src/http/errors.ts";
 import { buildModel } from "../../src/model/registry.ts";
+import { standardOptionGroups } from "../support/catalogue-options.ts";
 import { sampleCatalogue } from "./sample-catalogue.ts";
 
 /** The smallest valid entry: every optional member absent. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { configDocumentSchema } from "../../src/catalogue/document.ts";
-import { standardOptionGroups } from "../../src/catalogue/entry.ts";
 import { parseCatalogueFile } from "../../src/catalogue/parse-file.ts";
 import { type CatalogueEntry, catalogueEntrySchema } from "../../src/catalogue/schema.ts";
+import { standardOptionGroups } from "../support/catalogue-options.ts";
 import { minimalEntry, sampleCopy, setAt } from "./fixture.ts";
 import { sampleCatalogue } from "./sample-catalogue.ts";
 

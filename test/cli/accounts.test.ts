@@ -35,15 +35,15 @@ describe("fleetgate user add / org add", () => {
     try {
       const carol = await db.prisma.user.findUniqueOrThrow({
         where: { username: "carol" },
-        include: { Memberships: { include: { Organization: true } } },
+        include: { Memberships: { include: { Organization: true, Role: true } } },
       });
       expect(carol.is_admin).toBe(false);
       expect(carol.password).not.toContain("carol-password");
       expect(await verifyPassword("carol-password", carol.password)).toBe(true);
-      const memberships = carol.Memberships.map((m) => [m.Organization.handle, m.role]).sort();
+      const memberships = carol.Memberships.map((m) => [m.Organization.handle, m.Role.name]).sort();
       expect(memberships).toEqual([
-        ["acme", "owner"],
-        ["carol", "owner"],
+        ["acme", "administrator"],
+        ["carol", "administrator"],
       ]);
     } finally {
       await db.close();

@@ -80,7 +80,7 @@ describe("bin/fleetgate.js and the compiled build", { timeout: 120_000 }, () => 
   });
 
   it("notices a changed dependency of a source file, and a removed one", async () => {
-    const parser = join(copy, "src/odata/parse.ts");
+    const parser = join(copy, "src/odata/parse/parse.ts");
     writeFileSync(parser, `${readFileSync(parser, "utf8")}\n`);
     expect(await usage()).toContain("fleetgate (edited): the cloud data API");
     await build();

@@ -19,10 +19,14 @@ const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "").replaceAll
  * command itself (dash, CI's /bin/sh) stands in between and dies of the Ctrl-C meant for the server.
  */
 function serveOnTerminal(env: Record<string, string>) {
-  const child = spawn("script", ["-qfec", `exec ${quote(process.execPath)} ${quote(bin)} serve`, "/dev/null"], {
-    env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  const child = spawn(
+    "script",
+    ["-qfec", `exec ${quote(process.execPath)} ${quote(bin)} serve`, "/dev/null"],
+    {
+      env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    },
+  );
   let screen = "";
   child.stdout.on("data", (chunk) => {
     screen += chunk;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminPermissions } from "../../src/auth/permissions.ts";
+import { planRead } from "../../src/core/plan.ts";
+import { compileRead } from "../../src/core/sql/compile.ts";
 import type { Database } from "../../src/db/database.ts";
 import { openPostgres } from "../../src/db/postgres.ts";
 import { buildModel } from "../../src/model/registry.ts";
-import { parse } from "../../src/odata/parse.ts";
-import { planRead } from "../../src/odata/plan.ts";
+import { parse } from "../../src/odata/parse/parse.ts";
 import { read } from "../../src/odata/read.ts";
-import { compileRead } from "../../src/odata/sql/compile.ts";
 import { buildVersions } from "../../src/odata/versions/index.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KeyBox } from "../../src/devices/key-box.ts";
+import { KeyBox } from "../../src/auth/key-box.ts";
 import { markSilentDevicesOffline } from "../../src/devices/state.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";

@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
+import { spawnFleetgate } from "../support/processes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-
-const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 
 interface Started {
   readonly child: ChildProcess;
@@ -15,28 +13,16 @@ interface Started {
 }
 
 /** A real `fleetgate supervisor` process; resolves with the JSON line it prints once it listens. */
-function startSupervisor(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [bin, "supervisor", ...args], { stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
+async function startSupervisor(args: string[]): Promise<Started> {
+  const { child, ready } = await spawnFleetgate(["supervisor", ...args], {
+    what: "supervisor",
+    timeoutMs: 20_000,
+    ready: (out) => {
+      const [first] = out.split("\n");
+      return out.includes("\n") && first ? (JSON.parse(first) as Started["line"]) : undefined;
+    },
   });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`supervisor did not start:\n${stdout}\n${stderr}`)),
-      20_000,
-    );
-    child.once("exit", (code) => reject(new Error(`supervisor exited with ${code}:\n${stdout}\n${stderr}`)));
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      const [first] = stdout.split("\n");
-      if (stdout.includes("\n") && first) {
-        clearTimeout(timer);
-        resolve({ child, line: JSON.parse(first) });
-      }
-    });
-  });
+  return { child, line: ready };
 }
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {

@@ -4,7 +4,7 @@ import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { KeyBox } from "../../src/devices/key-box.ts";
+import { KeyBox } from "../../src/auth/key-box.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { type FleetDevice, startFleet } from "../support/fleet.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

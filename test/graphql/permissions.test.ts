@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildModel } from "../../src/model/registry.ts";
-import { buildMatrixWorld, type World, whoIs } from "../auth/matrix-build.ts";
+import { databaseKinds } from "../support/databases.ts";
+import type { GraphQLReply } from "../support/graphql.ts";
+import { buildMatrixWorld, type World, whoIs } from "../support/matrix-build.ts";
 import {
   type ActorName,
   actorNames,
@@ -12,13 +14,11 @@ import {
   type State,
   type Table,
   tableOf,
-} from "../auth/matrix-world.ts";
-import { databaseKinds } from "../support/databases.ts";
-import type { GraphQLReply } from "../support/graphql.ts";
+} from "../support/matrix-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 5's permission matrix for reads, through GraphQL: the world of the OData matrix
-// (test/auth/matrix-build.ts) and its oracle (matrix-world.ts); every kind of caller sees exactly the
+// (test/support/matrix-build.ts) and its oracle (matrix-world.ts); every kind of caller sees exactly the
 // rows the oracle says, at the root, by key, through `where` and through relations and their counts.
 
 type Action = "list" | "count" | "by key" | "where into the other org" | "relations into the other org";

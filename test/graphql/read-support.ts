@@ -1,14 +1,14 @@
 import { expect } from "vitest";
 import type { Application, Device } from "../../src/generated/prisma/client.ts";
-import { buildFixture, type Fixture } from "../odata/fixture.ts";
 import type { DatabaseKind } from "../support/databases.ts";
 import { type GraphQLReply, graphql } from "../support/graphql.ts";
 import { overallStatus } from "../support/oracle.ts";
+import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 export { cmp, type Op, ops, overallStatus } from "../support/oracle.ts";
 
-// Expectations of the GraphQL read tests, computed in JavaScript from the rows test/odata/fixture.ts
+// Expectations of the GraphQL read tests, computed in JavaScript from the rows test/support/read-fixture.ts
 // inserted (the same world as the OData read tests), never by asking src/graphql.
 
 export type Row = Record<string, unknown>;

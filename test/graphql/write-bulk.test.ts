@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
-import { buildFixture, type Fixture } from "../odata/fixture.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 import { byId, makeUser, writeHelpers } from "./write-helpers.ts";
 
 // Bulk GraphQL writes (updateDevices, deleteDevices, updateApplications, deleteApplications) with
-// `where`, dry runs, atomicity and permissions, mirroring test/odata/write.test.ts. Which rows a
+// `where`, dry runs, atomicity and permissions, mirroring test/odata/write-*.test.ts. Which rows a
 // write must touch is computed in JavaScript from the rows the test inserted; every row is then read
 // back from the database and compared, row by row.
 
@@ -187,7 +187,8 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
           a.should_be_running__release,
           a.should_track_latest_release,
         ]),
-      ).toEqual(releases.map((r) => [r.id, false]));
+        // Issue 19: a new target leaves tracking as it is (balena's rule).
+      ).toEqual(releases.map((r) => [r.id, true]));
 
       const doomed = apps.filter((a) => a.app_name.startsWith("odd"));
       const { deleteApplications } = await ok<{ deleteApplications: WriteResult }>(
@@ -293,16 +294,9 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
         changes: [
           {
             id: app.id,
-            before: {
-              shouldTrackLatestRelease: true,
-              shouldBeRunningReleaseId: release.id,
-              commit: release.commit,
-            },
-            after: {
-              shouldTrackLatestRelease: false,
-              shouldBeRunningReleaseId: older.id,
-              commit: older.commit,
-            },
+            // Issue 19: a new target leaves tracking as it is (balena's rule).
+            before: { shouldBeRunningReleaseId: release.id, commit: release.commit },
+            after: { shouldBeRunningReleaseId: older.id, commit: older.commit },
           },
         ],
       });
@@ -431,12 +425,13 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
       ]) {
         await fails(`mutation { ${field} }`, undefined, "FORBIDDEN", /may not/, as);
       }
-      // Issue 15: a public fleet shows its row, not its devices (nor their tags).
+      // Issue 15: a public fleet shows its row, not its devices (nor their tags). Issue 19: a device
+      // or fleet the caller cannot see, named in an input, is a write they may not make (as balena).
       await fails(
         `mutation { createDeviceTag(input: {deviceId: ${visible.id}, tagKey: "m", value: "x"}) { id } }`,
         undefined,
-        "BAD_USER_INPUT",
-        /does not exist/,
+        "FORBIDDEN",
+        /may not/,
         as,
       );
       for (const field of [
@@ -450,12 +445,12 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
       ]) {
         await fails(`mutation { ${field} }`, undefined, "NOT_FOUND", /No \w+ with that key/, as);
       }
-      // a fleet they cannot see does not exist for them
+      // a fleet they cannot see is refused as one they may only read (issue 19)
       await fails(
         `mutation { createDevice(input: {belongsToApplicationId: ${priv.id}}) { id } }`,
         undefined,
-        "BAD_USER_INPUT",
-        /does not exist/,
+        "FORBIDDEN",
+        /may not/,
         as,
       );
       const where = { id: { in: [hidden.id, visible.id, theirDevice.id] } };

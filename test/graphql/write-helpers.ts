@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import { World } from "../odata/write-fixture.ts";
 import { type GraphQLReply, graphql } from "../support/graphql.ts";
 import type { TestServer } from "../support/server.ts";
+import { basicWorld, World } from "../support/write-world.ts";
 
 // What the GraphQL write tests share: calling a mutation, checking its error, the small world most
 // tests start from (the OData write tests' World), and reading rows back straight from the database.
@@ -57,21 +57,6 @@ export function writeHelpers(server: () => TestServer) {
     return reply;
   }
 
-  /** A small fleet setup most tests start from (as the OData write tests build it). */
-  async function basicWorld(label: string) {
-    const w = new World(server().test.db, label);
-    const dtA = await w.deviceType("aarch64");
-    const dtA2 = await w.deviceType("aarch64");
-    const dtB = await w.deviceType("armv7hf");
-    const org = await w.organization();
-    const fleet = await w.fleet(org, dtA);
-    const other = await w.fleet(org, dtA2);
-    const armFleet = await w.fleet(org, dtB);
-    const release = await w.release(fleet, { created_at: new Date("2025-01-01T00:00:00Z") });
-    const otherRelease = await w.release(other, { created_at: new Date("2025-01-01T00:00:00Z") });
-    return { w, dtA, dtA2, dtB, org, fleet, other, armFleet, release, otherRelease };
-  }
-
   const devices = (ids: readonly number[]) =>
     prisma().device.findMany({ where: { id: { in: [...ids] } }, orderBy: { id: "asc" } });
   const device = (id: number) => prisma().device.findUnique({ where: { id } });
@@ -117,7 +102,8 @@ export function writeHelpers(server: () => TestServer) {
     prisma,
     ok,
     fails,
-    basicWorld,
+    /** The small fleet setup most tests start from (as the OData write tests build it). */
+    basicWorld: (label: string) => basicWorld(server().test.db, label),
     world: (label: string) => new World(server().test.db, label),
     devices,
     device,

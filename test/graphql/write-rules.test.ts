@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 import { DEVICE, UPDATE_DEVICE, UPDATE_FLEET, writeHelpers } from "./write-helpers.ts";
 
 // GraphQL updates and deletes by key and the write core's business rules (pins, moves, deactivation,
-// fleet commit and tracking, cascades), mirroring test/odata/write.test.ts: each mutation's answer is
+// fleet commit and tracking, cascades), mirroring test/odata/write-*.test.ts: each mutation's answer is
 // compared with the row read back from the database.
 
 describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) => {
@@ -62,9 +62,9 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
       expect(updateDeviceTag).toEqual({ tagKey: "new", value: "v" });
       const renamed = await fleet(app.id);
       const { updateApplication } = await ok<{ updateApplication: Record<string, unknown> | null }>(
-        `mutation { updateApplication(slug: "${renamed?.slug}", patch: {appName: "Moved On"}) { id slug } }`,
+        `mutation { updateApplication(slug: "${renamed?.slug}", patch: {appName: "Moved-On"}) { id slug } }`,
       );
-      expect(updateApplication).toEqual({ id: app.id, slug: `${handle}/moved on`.toLowerCase() });
+      expect(updateApplication).toEqual({ id: app.id, slug: `${handle}/moved-on`.toLowerCase() });
     });
 
     it("NOT_FOUND for a key that matches nothing, on update and delete", async () => {
@@ -161,17 +161,21 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
       expect(await prisma().device.count({ where: { belongs_to__application: app.id } })).toBe(1);
     });
 
-    it("moving a device needs the same architecture and drops a pin to the old fleet", async () => {
+    it("moving a device needs an architecture it runs and drops a pin to the old fleet", async () => {
       const { w, fleet: app, other, armFleet, release, otherRelease } = await basicWorld("gqlmove");
       const dev = await w.device(app, { pin: release });
       const before = await device(dev.id);
+      // Issue 19: balena's compatibility, not equality: an armv7hf device may not join an aarch64
+      // fleet (an aarch64 device may join an armv7hf one).
+      const armDev = await w.device(armFleet);
+      const armBefore = await device(armDev.id);
       await fails(
         UPDATE_DEVICE,
-        { id: dev.id, patch: { belongsToApplicationId: armFleet.id } },
+        { id: armDev.id, patch: { belongsToApplicationId: app.id } },
         "BAD_USER_INPUT",
         /architecture/,
       );
-      expect(await device(dev.id)).toEqual(before);
+      expect(await device(armDev.id)).toEqual(armBefore);
       const moved = await ok<{ updateDevice: Record<string, unknown> }>(UPDATE_DEVICE, {
         id: dev.id,
         patch: { belongsToApplicationId: other.id },
@@ -255,7 +259,8 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
       return { ...base, newest, newerRunning };
     }
 
-    it("commit targets that release and stops tracking; an unknown or foreign commit is refused", async () => {
+    // Issue 19: a new target leaves tracking as it is, as balena does (it used to switch it off).
+    it("commit targets that release and leaves tracking as it is; an unknown or foreign commit is refused", async () => {
       const { fleet: app, release, otherRelease } = await releaseWorld("gqlcommit");
       const { updateApplication } = await ok<{ updateApplication: Record<string, unknown> }>(UPDATE_FLEET, {
         id: app.id,
@@ -264,11 +269,11 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
       expect(updateApplication).toMatchObject({
         shouldBeRunningReleaseId: release.id,
         commit: release.commit,
-        shouldTrackLatestRelease: false,
+        shouldTrackLatestRelease: true,
       });
       expect(await fleet(app.id)).toMatchObject({
         should_be_running__release: release.id,
-        should_track_latest_release: false,
+        should_track_latest_release: true,
       });
       const before = await fleet(app.id);
       for (const commit of ["0".repeat(32), otherRelease.commit]) {
@@ -278,7 +283,7 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
       await ok(UPDATE_FLEET, { id: app.id, patch: { commit: null } });
       expect(await fleet(app.id)).toMatchObject({
         should_be_running__release: null,
-        should_track_latest_release: false,
+        should_track_latest_release: true,
       });
     });
 
@@ -306,8 +311,16 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
         `mutation { createRelease(input: {belongsToApplicationId: ${app.id}, commit: "${w.commit()}", status: "success"}) { id } }`,
       );
       expect((await fleet(app.id))?.should_be_running__release).toBe(createRelease.id);
-      // a pinned target on a fleet stops tracking
+      // a pinned target on a fleet leaves tracking on unless the same write switches it off (issue 19)
       await ok(UPDATE_FLEET, { id: app.id, patch: { shouldBeRunningReleaseId: release.id } });
+      expect(await fleet(app.id)).toMatchObject({
+        should_be_running__release: release.id,
+        should_track_latest_release: true,
+      });
+      await ok(UPDATE_FLEET, {
+        id: app.id,
+        patch: { shouldBeRunningReleaseId: release.id, shouldTrackLatestRelease: false },
+      });
       expect(await fleet(app.id)).toMatchObject({
         should_be_running__release: release.id,
         should_track_latest_release: false,
@@ -318,16 +331,16 @@ describe.each(databaseKinds)("GraphQL updates, deletes and rules on %s", (kind) 
       const { w, org, fleet: app, other, dtA2 } = await basicWorld("gqlslug");
       const renamed = await ok<{ updateApplication: Record<string, unknown> }>(UPDATE_FLEET, {
         id: app.id,
-        patch: { appName: "Renamed Fleet" },
+        patch: { appName: "Renamed-Fleet" },
       });
-      expect(renamed.updateApplication.slug).toBe(`${org.handle}/renamed fleet`.toLowerCase());
+      expect(renamed.updateApplication.slug).toBe(`${org.handle}/renamed-fleet`.toLowerCase());
       const org2 = await w.organization(w.name("Second-ORG"));
       const moved = await ok<{ updateApplication: Record<string, unknown> }>(UPDATE_FLEET, {
         id: app.id,
         patch: { organizationId: org2.id },
       });
       expect(moved.updateApplication).toMatchObject({
-        slug: `${org2.handle}/renamed fleet`.toLowerCase(),
+        slug: `${org2.handle}/renamed-fleet`.toLowerCase(),
         organization: { handle: org2.handle },
       });
       expect((await fleet(app.id))?.slug).toBe(moved.updateApplication.slug);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { hasComputedSql } from "../../src/core/sql/computed.ts";
 import datamodel from "../../src/generated/datamodel.json" with { type: "json" };
 import { buildModel, type Datamodel } from "../../src/model/registry.ts";
-import { hasComputedSql } from "../../src/odata/sql/computed.ts";
 
 describe("the model registry", () => {
   const model = buildModel();

@@ -3,7 +3,7 @@ import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// Every node kind @balena/odata-parser's grammar can produce (see src/odata/parse.ts), each either
+// Every node kind @balena/odata-parser's grammar can produce (see src/odata/parse/parse.ts), each either
 // compiled exactly (and its result checked) or rejected with a 400 that names it. Nothing is dropped
 // or widened: the classic failure is `not (id eq 1)` compiling to `1 = 1`, which would turn a bulk
 // DELETE into "delete everything".

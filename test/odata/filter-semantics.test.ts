@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import type { Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { buildFixture, type Fixture } from "./fixture.ts";
 
 // One regression test per family of wrong filter results found by the outside checks (issue 16), and
 // the error side channel of issue 15: expectations are plain array code over the fixture's rows.
@@ -49,7 +49,7 @@ describe.each(databaseKinds)("filter semantics on %s", (kind) => {
     const [alice] = fx.users;
     if (!acme || !alice) throw new Error("fixture changed");
     await server.test.db.query({
-      text: `INSERT INTO "organization_membership" ("user", "is_member_of__organization", "role") VALUES ($1, $2, 'member')`,
+      text: `INSERT INTO "organization_membership" ("user", "is_member_of__organization") VALUES ($1, $2)`,
       values: [alice.id, acme.id],
     });
     memberKey = await createApiKey(server.test.db, { actor: alice.actor, name: "member" });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { Expr } from "../../src/core/query.ts";
 import { BadRequest } from "../../src/errors.ts";
-import { parse } from "../../src/odata/parse.ts";
-import type { Expr } from "../../src/odata/query.ts";
+import { parse } from "../../src/odata/parse/parse.ts";
 
 const filterOf = (query: string): Expr | undefined => parse(`/device?$filter=${query}`).options.filter;
 

@@ -4,6 +4,7 @@ import type { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { type BodyStatusError, FetchPine } from "../support/fetch-pine.ts";
+import { wire } from "../support/pine-wire.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Writes through pinejs-client-core 8 (post, patch, delete, upsert) against a real listener, as
@@ -17,42 +18,6 @@ type Pine = {
   delete(p: Params): Promise<unknown>;
   upsert(p: Params): Promise<unknown>;
 };
-
-// The wire shape of a row: foreign keys read {"__id": N}; `actor` points to an internal table.
-const linkColumns: Record<string, readonly string[]> = {
-  application: [
-    "user",
-    "depends_on__application",
-    "organization",
-    "application_type",
-    "is_for__device_type",
-    "should_be_running__release",
-  ],
-  release: ["belongs_to__application", "is_created_by__user"],
-  device_tag: ["device"],
-  application_environment_variable: ["application"],
-  device_environment_variable: ["device"],
-};
-
-/** A Prisma row (scalar columns; relations are capitalised and left out) as pinejs sends it. */
-function wire(resource: string, row: object): Row {
-  const links = linkColumns[resource];
-  if (!links) throw new Error(`no wire shape for ${resource}`);
-  const out: Row = {};
-  if (resource === "application") {
-    const app = row as { TargetRelease?: { commit: string } | null; DeviceType?: { slug: string } };
-    if (app.TargetRelease === undefined || app.DeviceType === undefined)
-      throw new Error("load an application with its TargetRelease and DeviceType");
-    out.commit = app.TargetRelease?.commit ?? null;
-    out.device_type = app.DeviceType.slug;
-  }
-  for (const [key, value] of Object.entries(row)) {
-    if (/^[A-Z]/.test(key)) continue;
-    if (links.includes(key)) out[key] = value === null ? null : { __id: value };
-    else out[key] = value instanceof Date ? value.toISOString() : value;
-  }
-  return out;
-}
 
 /** Throws unless `work` rejects with a pinejs StatusError of `status`; returns that error. */
 async function statusOf(work: Promise<unknown>, status: number): Promise<BodyStatusError> {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
+import { databaseKinds } from "../support/databases.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
 import {
   FAST,
   removeDir,
@@ -7,9 +9,7 @@ import {
   spawnSupervisor,
   tempDir,
   waitFor,
-} from "../supervisor/supervisor-process.ts";
-import { databaseKinds } from "../support/databases.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+} from "../support/supervisor-process.ts";
 
 // A real supervisor registered with the cloud, operated through the cloud's proxy: its answer
 // leaves the device's own supervisor key out, and the proxy's audit row keeps the command without

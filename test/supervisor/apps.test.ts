@@ -7,8 +7,9 @@ import {
   type SupervisorProcess,
   tempDir,
   unmanaged,
+  unmanagedDevice,
   waitFor,
-} from "./supervisor-process.ts";
+} from "../support/supervisor-process.ts";
 
 // The endpoints that act on the application: /v1/restart, /v1/purge, /v1/apps/:appId
 // (GET, stop, start), with the update lock, `force`, and the single-container rule.
@@ -25,9 +26,8 @@ const MULTI_CONTAINER =
 type App = { appId: number; commit: string; imageId: number; containerId: string; running: boolean };
 
 describe("fleetgate supervisor --unmanaged: application endpoints", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
+  // Steps long enough for the status poll to see each phase on a loaded machine (60 ms were missed).
+  const { dir, device, call } = unmanagedDevice("--step-ms", "400");
   const lock = () => writeFileSync(join(dir, "updates.lock"), "");
   const app = async () => (await call("GET", "/v1/apps/1")).json() as App;
   const statusesDuring = async (work: Promise<unknown>) => {
@@ -43,16 +43,7 @@ describe("fleetgate supervisor --unmanaged: application endpoints", () => {
     return [...new Set(seen)];
   };
 
-  beforeAll(async () => {
-    // Steps long enough for the status poll to see each phase on a loaded machine (60 ms were missed).
-    device = await unmanaged(dir, "--step-ms", "400");
-    call = client(device);
-  });
   afterEach(() => rmSync(join(dir, "updates.lock"), { force: true }));
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
 
   // The real v1 answer: imageId is the image's name (a string), releaseId is there, and env
   // holds the service defaults (compose/service.ts) minus the private keys.

@@ -1,33 +1,23 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   client,
   KEY,
   removeDir,
-  type SupervisorProcess,
   spawnSupervisor,
   tempDir,
-  unmanaged,
+  unmanagedDevice,
   waitFor,
-} from "./supervisor-process.ts";
+} from "../support/supervisor-process.ts";
 
 // The device-wide endpoints of a real unmanaged supervisor: auth, /ping, /v1/healthy,
 // /v1/blink, /v1/device, /v1/regenerate-api-key, /v1/update and the error middleware.
 
 describe("fleetgate supervisor --unmanaged: device endpoints", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
-  beforeAll(async () => {
-    device = await unmanaged(dir);
-    call = client(device);
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
+  const { dir, device } = unmanagedDevice();
+  let call = client(device);
 
   it("prints its uuid, port and key once it listens", () => {
     expect(device.uuid).toMatch(/^[0-9a-f]{32}$/);

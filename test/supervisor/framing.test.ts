@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, KEY, removeDir, type SupervisorProcess, tempDir, unmanaged } from "./supervisor-process.ts";
+import { describe, expect, it } from "vitest";
+import { KEY, unmanagedDevice } from "../support/supervisor-process.ts";
 
 // HTTP framing as express gives it to the real supervisor: the auth middleware's scheme match
 // ignores case; HEAD is routed to GET; the default router ignores case in paths and allows a
@@ -8,17 +8,7 @@ import { client, KEY, removeDir, type SupervisorProcess, tempDir, unmanaged } fr
 // ignore a malformed body; body-parser's strict mode refuses a non-object JSON body.
 
 describe("fleetgate supervisor --unmanaged: HTTP framing", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
-  beforeAll(async () => {
-    device = await unmanaged(dir);
-    call = client(device);
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
+  const { device, call } = unmanagedDevice();
 
   it("matches the Bearer and ApiKey schemes case-insensitively", async () => {
     for (const scheme of ["bearer", "BEARER", "apikey", "APIKEY", "ApiKey"]) {

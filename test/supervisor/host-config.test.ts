@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, removeDir, type SupervisorProcess, tempDir, unmanaged } from "./supervisor-process.ts";
+import { describe, expect, it } from "vitest";
+import { client, unmanagedDevice } from "../support/supervisor-process.ts";
 
 // GET and PATCH /v1/device/host-config: partial updates, resets, validation messages that
 // name the member, the update lock, and persistence across a restart of the process.
@@ -17,19 +17,9 @@ const PROXY = {
 };
 
 describe("fleetgate supervisor --unmanaged: host config", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
+  const { dir, device, call, start } = unmanagedDevice();
   const hostConfig = async () => (await call("GET", "/v1/device/host-config")).json();
   const patch = (body: unknown) => call("PATCH", "/v1/device/host-config", { body });
-  beforeAll(async () => {
-    device = await unmanaged(dir);
-    call = client(device);
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
 
   it("starts with the uuid's first 7 characters as hostname and no proxy", async () => {
     expect(await hostConfig()).toEqual({ network: { hostname: device.uuid.slice(0, 7) } });
@@ -192,23 +182,14 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
   it("keeps the host config across a restart of the process", async () => {
     await patch({ network: { hostname: "persisted", proxy: PROXY } });
     expect(await device.stop()).toBe(0);
-    device = await unmanaged(dir);
-    call = client(device);
+    await start();
     expect(await hostConfig()).toEqual({ network: { hostname: "persisted", proxy: PROXY } });
   });
 });
 
 // proxy.dns came with supervisor 16.6.0; an older one strips it like any member it does not know.
 describe("fleetgate supervisor --supervisor-version 16.5.0: host config without proxy.dns", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  beforeAll(async () => {
-    device = await unmanaged(dir, "--supervisor-version", "16.5.0");
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
+  const { device } = unmanagedDevice("--supervisor-version", "16.5.0");
 
   it("drops proxy.dns, valid or not", async () => {
     const call = client(device);

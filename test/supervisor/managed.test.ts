@@ -1,7 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeCloud, PROVISIONING_KEY, startFakeCloud, USER_TOKEN } from "./fake-cloud.ts";
+import { type FakeCloud, PROVISIONING_KEY, startFakeCloud, USER_TOKEN } from "../support/fake-cloud.ts";
 import {
   client,
   FAST,
@@ -10,7 +10,7 @@ import {
   spawnSupervisor,
   tempDir,
   waitFor,
-} from "./supervisor-process.ts";
+} from "../support/supervisor-process.ts";
 
 // Managed mode against a fake cloud: registration (with a provisioning key, or with a
 // user token that first creates one), state reports (at start, on change, heartbeat, at

@@ -1,14 +1,14 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   client,
   removeDir,
-  type SupervisorProcess,
   tempDir,
   unmanaged,
+  unmanagedDevice,
   waitFor,
-} from "./supervisor-process.ts";
+} from "../support/supervisor-process.ts";
 
 // /v1/reboot and /v1/shutdown: 202 {Data: OK, Error: null} once the application has
 // stopped, 423 {Data: "", Error} while the update lock is held, unless forced.
@@ -16,19 +16,9 @@ import {
 const LOCKED = { Data: "", Error: "Lockfile exists for { appId: 1, service: main }" };
 
 describe("fleetgate supervisor --unmanaged: reboot and shutdown", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
+  // Slow enough steps to see the application down between the 202 and the boot.
+  const { dir, device, call } = unmanagedDevice("--step-ms", "250");
   const status = async () => ((await call("GET", "/v1/device")).json() as { status: string }).status;
-  beforeAll(async () => {
-    // Slow enough steps to see the application down between the 202 and the boot.
-    device = await unmanaged(dir, "--step-ms", "250");
-    call = client(device);
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
 
   it("reboots: 202 after stopping the application, which then starts again", async () => {
     const { containerId } = (await call("GET", "/v1/apps/1")).json() as { containerId: string };

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, removeDir, type SupervisorProcess, tempDir, unmanaged } from "./supervisor-process.ts";
+import {
+  client,
+  removeDir,
+  type SupervisorProcess,
+  tempDir,
+  unmanaged,
+} from "../support/supervisor-process.ts";
 
 // --supervisor-version X serves the v2 endpoints X had, per balena-supervisor's docs/API.md:
 // the app actions from 7.0.0 (serviceName besides imageId from 8.2.2), the app states from

@@ -1,14 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  client,
-  removeDir,
-  type SupervisorProcess,
-  tempDir,
-  unmanaged,
-  waitFor,
-} from "./supervisor-process.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { client, unmanagedDevice, waitFor } from "../support/supervisor-process.ts";
 
 // The v2 device API against a real `fleetgate supervisor`, checked against balena-supervisor's
 // device-api/v2.ts and actions.ts: statuses, bodies and the update lock for each endpoint.
@@ -30,22 +23,12 @@ type StateStatus = {
 };
 
 describe("fleetgate supervisor --unmanaged: the v2 application endpoints", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
+  const { dir, call } = unmanagedDevice();
   const lock = () => writeFileSync(join(dir, "updates.lock"), "");
   const containerId = async () =>
     ((await call("GET", "/v2/containerId")).json() as { services: { main: string } }).services.main;
   const serviceStatus = async () =>
     ((await call("GET", "/v2/state/status")).json() as StateStatus).containers[0]?.status;
-  beforeAll(async () => {
-    device = await unmanaged(dir);
-    call = client(device);
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
   afterEach(() => rmSync(join(dir, "updates.lock"), { force: true }));
 
   // handleServiceAction: executeServiceAction, then 200 `OK`; restart recreates the container.
@@ -155,17 +138,7 @@ describe("fleetgate supervisor --unmanaged: the v2 application endpoints", () =>
 });
 
 describe("fleetgate supervisor --unmanaged: the v2 device endpoints", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  let call: ReturnType<typeof client>;
-  beforeAll(async () => {
-    device = await unmanaged(dir);
-    call = client(device);
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
+  const { dir, device, call } = unmanagedDevice();
 
   it("GET /v2/version, /v2/device/name, /v2/local/target-state and /v2/local/device-info (answered outside local mode)", async () => {
     expect((await call("GET", "/v2/version")).json()).toEqual({ status: "success", version: "17.1.4" });
@@ -285,15 +258,7 @@ describe("fleetgate supervisor --unmanaged: the v2 device endpoints", () => {
 });
 
 describe("fleetgate supervisor --unmanaged --services 0: the v2 endpoints without an app", () => {
-  const dir = tempDir();
-  let device: SupervisorProcess;
-  beforeAll(async () => {
-    device = await unmanaged(dir, "--services", "0");
-  });
-  afterAll(async () => {
-    await device.stop();
-    removeDir(dir);
-  });
+  const { device } = unmanagedDevice("--services", "0");
 
   it("service actions 404 App not found, restart and purge 503 not in the current state, empty states", async () => {
     const call = client(device);

@@ -215,10 +215,11 @@ export function filterWorld({ hidden }: { hidden: boolean }): World {
       ],
       device_tag: deviceTags,
     },
+    // organization_membership_role: 1 administrator, 2 member (the rows the migrations create).
     memberships: [
-      { id: 1, user: 1, is_member_of__organization: 1, role: "member" },
-      { id: 2, user: 2, is_member_of__organization: 1, role: "owner" },
-      ...(hidden ? [{ id: 3, user: 3, is_member_of__organization: 2, role: "owner" }] : []),
+      { id: 1, user: 1, is_member_of__organization: 1, organization_membership_role: 2 },
+      { id: 2, user: 2, is_member_of__organization: 1, organization_membership_role: 1 },
+      ...(hidden ? [{ id: 3, user: 3, is_member_of__organization: 2, organization_membership_role: 1 }] : []),
     ],
   };
 }

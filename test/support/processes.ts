@@ -3,6 +3,66 @@ import { fileURLToPath } from "node:url";
 
 const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 
+/** A `fleetgate` process that has said it is ready. */
+export interface Spawned<T> {
+  readonly child: ChildProcess;
+  /** What `ready` found in its stdout. */
+  readonly ready: T;
+  readonly exited: Promise<number | null>;
+  /** Everything written to stdout so far. */
+  stdout(): string;
+  /** Everything written to stderr so far. */
+  stderr(): string;
+}
+
+/**
+ * Starts `fleetgate <args>` and resolves once `ready` finds what it waits for in the stdout so far;
+ * rejects, with what the process printed, when it exits first or `timeoutMs` passes.
+ */
+export function spawnFleetgate<T>(
+  args: readonly string[],
+  options: {
+    readonly what: string;
+    readonly timeoutMs: number;
+    readonly ready: (stdout: string) => T | undefined;
+    readonly env?: NodeJS.ProcessEnv;
+  },
+): Promise<Spawned<T>> {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: options.env ?? process.env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const printed = () => `${stdout}\n${stderr.slice(-4000)}`;
+  return new Promise((resolve, reject) => {
+    let started = false;
+    const timer = setTimeout(
+      () => reject(new Error(`${options.what} did not start:\n${printed()}`)),
+      options.timeoutMs,
+    );
+    const exitedEarly = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`${options.what} exited with ${code}:\n${printed()}`));
+    };
+    child.once("exit", exitedEarly);
+    child.stdout?.on("data", (chunk) => {
+      stdout += chunk;
+      if (started) return;
+      const ready = options.ready(stdout);
+      if (ready === undefined) return;
+      started = true;
+      clearTimeout(timer);
+      child.off("exit", exitedEarly);
+      resolve({ child, ready, exited, stdout: () => stdout, stderr: () => stderr });
+    });
+  });
+}
+
 export interface RunningServer {
   readonly url: string;
   readonly child: ChildProcess;
@@ -15,41 +75,21 @@ export interface RunningServer {
 }
 
 /** Starts `fleetgate serve` on a free loopback port and resolves once it listens. */
-export function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, [bin, "serve"], {
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const { child, ready, exited, stdout, stderr } = await spawnFleetgate(["serve"], {
+    what: "server",
+    timeoutMs: 30_000,
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+    ready: (out) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1],
   });
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${stdout}\n${stderr}`)), 30_000);
-    const exitedEarly = (code: number | null) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${stdout}\n${stderr}`));
-    };
-    child.once("exit", exitedEarly);
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-      if (listening?.[1]) {
-        clearTimeout(timer);
-        child.off("exit", exitedEarly);
-        resolve({
-          url: listening[1],
-          child,
-          stderr: () => stderr,
-          stdout: () => stdout,
-          stop: () => {
-            child.kill("SIGTERM");
-            return exited;
-          },
-        });
-      }
-    });
-  });
+  return {
+    url: ready,
+    child,
+    stderr,
+    stdout,
+    stop: () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
 }

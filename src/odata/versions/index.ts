@@ -1,5 +1,5 @@
+import type { ODataQuery } from "../../core/query.ts";
 import type { Model } from "../../model/types.ts";
-import type { ODataQuery } from "../query.ts";
 import type { VersionStep } from "./step.ts";
 import { VersionTranslator } from "./translate.ts";
 import { v1 } from "./v1.ts";
@@ -7,11 +7,14 @@ import { v2 } from "./v2.ts";
 import { v3 } from "./v3.ts";
 import { v4 } from "./v4.ts";
 import { v5 } from "./v5.ts";
-import { currentView, olderView, type VersionView } from "./view.ts";
+import { v7 } from "./v7.ts";
+import { currentView, stepView, type VersionView } from "./view.ts";
 
+/** The core's version: every other one is translated to it. */
 export const currentVersion = "v6";
-// Newest first: each step describes its version against the one above it.
-const steps: readonly VersionStep[] = [v5, v4, v3, v2, v1];
+// Each step describes its version against the one it translates to, which comes before it here:
+// v7 is newer than the core, v5…v1 older.
+const steps: readonly VersionStep[] = [v7, v5, v4, v3, v2, v1];
 
 export interface Versions {
   readonly names: readonly string[];
@@ -24,9 +27,9 @@ export interface Versions {
 export function buildVersions(model: Model): Versions {
   const views = new Map<string, VersionView>([[currentVersion, currentView(currentVersion, model)]]);
   for (const step of steps) {
-    const next = views.get(step.next);
-    if (!next) throw new Error(`versions: ${step.version} translates to unknown ${step.next}`);
-    views.set(step.version, olderView(next, step));
+    const to = views.get(step.to);
+    if (!to) throw new Error(`versions: ${step.version} translates to unknown ${step.to}`);
+    views.set(step.version, stepView(to, step));
   }
   const translators = new Map(
     [...views]

@@ -1,5 +1,3 @@
-import { BadRequest, NotFound } from "../../errors.ts";
-import type { Resource } from "../../model/types.ts";
 import type {
   ExpandItem,
   Expr,
@@ -9,8 +7,10 @@ import type {
   PathExpr,
   QueryOptions,
   SelectItem,
-} from "../query.ts";
-import { LinkReference } from "../write/values.ts";
+} from "../../core/query.ts";
+import { LinkReference } from "../../core/query.ts";
+import { BadRequest, NotFound } from "../../errors.ts";
+import type { Resource } from "../../model/types.ts";
 import type { ResourceMapping, VersionView } from "./view.ts";
 
 /** A resource of the version being translated: its names there, and how they read in v6. */
@@ -24,8 +24,8 @@ interface Scope {
   readonly variables: ReadonlyMap<string, Place>;
 }
 
-// Translates a request of an older version into the v6 request that means the same, naming every
-// output after the older version, so the one SQL statement answers in that version's names.
+// Translates a request of another version into the v6 request that means the same, naming every
+// output after that version, so the one SQL statement answers in that version's names.
 export class VersionTranslator {
   constructor(private readonly view: VersionView) {}
 
@@ -56,7 +56,13 @@ export class VersionTranslator {
       resource: place.mapping.v6,
       ...(query.key ? { key: this.key(place, query.key) } : {}),
       options: this.options(place, query.options),
+      ...this.versionFields(),
     };
+  }
+
+  /** The fields v6 computes for this version, which translated queries may name. */
+  private versionFields(): Pick<ODataQuery, "versionFields"> {
+    return this.view.versionFields.size > 0 ? { versionFields: this.view.versionFields } : {};
   }
 
   /** The resource, key and $filter of a PATCH, PUT or DELETE (which take no other options). */
@@ -70,6 +76,7 @@ export class VersionTranslator {
       options: filter
         ? { ...query.options, filter: this.expr(filter, { place, variables: new Map() }) }
         : query.options,
+      ...this.versionFields(),
     };
   }
 

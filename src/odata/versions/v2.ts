@@ -3,7 +3,7 @@ import type { VersionStep } from "./step.ts";
 // v2 → v3: links gained verbs.
 export const v2: VersionStep = {
   version: "v2",
-  next: "v3",
+  to: "v3",
   renamed: {
     device: {
       application: "belongs_to__application",

@@ -1,5 +1,6 @@
+import type { VersionField, VersionFields } from "../../core/query.ts";
 import type { Field, Model, Navigation, Resource } from "../../model/types.ts";
-import type { VersionStep } from "./step.ts";
+import type { VersionStep, WriteReplyBody } from "./step.ts";
 
 /**
  * An API version as its clients see it: a model with that version's names (for validation and
@@ -10,6 +11,9 @@ export interface VersionView {
   readonly model: Model;
   /** This version's resource name → its v6 name and, per field or navigation, its v6 path. */
   readonly mappings: ReadonlyMap<string, ResourceMapping>;
+  /** The fields v6 computes for this version, which its paths name `@<name>`. */
+  readonly versionFields: VersionFields;
+  readonly writeReply: WriteReplyBody;
 }
 
 export interface ResourceMapping {
@@ -36,19 +40,20 @@ export function currentView(version: string, model: Model): VersionView {
       references: new Map(),
     });
   }
-  return { version, model, mappings };
+  return { version, model, mappings, versionFields: new Map(), writeReply: "OK" };
 }
 
 const invert = (record: Readonly<Record<string, string>> | undefined) =>
   new Map(Object.entries(record ?? {}).map(([older, newer]) => [newer, older]));
 
-/** Builds the view of `step.version` from the view of the version above it. */
-export function olderView(next: VersionView, step: VersionStep): VersionView {
+/** Builds the view of `step.version` from the view of the version it translates to. */
+export function stepView(next: VersionView, step: VersionStep): VersionView {
   const resourceName = invert(step.renamedResources);
   const missingResources = new Set(step.missingResources ?? []);
   const nameOf = (nextName: string) => resourceName.get(nextName) ?? nextName;
   const resources = new Map<string, Resource>();
   const mappings = new Map<string, ResourceMapping>();
+  const versionFields = new Map([...next.versionFields].map(([name, fields]) => [name, new Map(fields)]));
 
   for (const nextResource of next.model.resources.values()) {
     if (missingResources.has(nextResource.name)) continue;
@@ -96,6 +101,28 @@ export function olderView(next: VersionView, step: VersionStep): VersionView {
       navigations.set(name, { ...navigation, name, target: nameOf(navigation.target) });
       paths.set(name, pathOf(navigation.name));
     }
+    // Fields v6 computes for this version: declared once per v6 resource, named `@<name>` in v6.
+    const declare = (name: string, field: VersionField) => {
+      const own = versionFields.get(nextMapping.v6) ?? new Map<string, VersionField>();
+      versionFields.set(nextMapping.v6, own.set(`@${name}`, field));
+      paths.set(name, [`@${name}`]);
+    };
+    for (const [name, link] of Object.entries(step.links?.[nextResource.name] ?? {})) {
+      const target = link.target === undefined ? undefined : linkTarget(next, link.target);
+      declare(name, {
+        kind: "link",
+        firstOf: link.firstOf.map((path) => v6PathOf(next, nextResource, path)),
+        ...(target ? { target: target.v6 } : {}),
+      });
+      fields.set(name, linkField(name, target && nameOf(target.name)));
+      if (target) navigations.set(name, linkNavigation(name, nameOf(target.name)));
+    }
+    for (const [field, renames] of Object.entries(step.values?.[nextResource.name] ?? {})) {
+      const path = pathOf(field);
+      if (path.some((name) => name.startsWith("@")))
+        throw new Error(`versions: the values of ${field} are renamed twice`);
+      declare(local(field), { kind: "values", path, values: Object.fromEntries(invert(renames)) });
+    }
     const toLocal = (names: readonly string[]) => names.filter((name) => !missing.has(name)).map(local);
     const writability = nextResource.writability;
     const name = nameOf(nextResource.name);
@@ -107,19 +134,80 @@ export function olderView(next: VersionView, step: VersionStep): VersionView {
       keys: nextResource.keys.filter((key) => key.every((field) => !missing.has(field))).map(toLocal),
       writability: {
         ...writability,
-        create: [...toLocal(writability.create), ...derivedWritable(step, nextResource, writability.create)],
-        update: [...toLocal(writability.update), ...derivedWritable(step, nextResource, writability.update)],
+        create: [
+          ...toLocal(writability.create),
+          ...derivedWritable(next, step, nextResource, writability.create),
+        ],
+        update: [
+          ...toLocal(writability.update),
+          ...derivedWritable(next, step, nextResource, writability.update),
+        ],
         required: toLocal(writability.required),
       },
     });
     mappings.set(name, { v6: nextMapping.v6, paths, references });
   }
-  return { version: step.version, model: { resources }, mappings };
+  return {
+    version: step.version,
+    model: { resources },
+    mappings,
+    versionFields,
+    writeReply: step.writeReply ?? next.writeReply,
+  };
 }
 
-/** A derived field is writable (as a reference by that key) where its link is. */
-function derivedWritable(step: VersionStep, resource: Resource, writable: readonly string[]): string[] {
+/** A path of the `to` version's names, from `resource`, in v6 names. */
+function v6PathOf(next: VersionView, resource: Resource, path: readonly string[]): string[] {
+  const v6: string[] = [];
+  let at: Resource | undefined = resource;
+  for (const name of path) {
+    const mapped = at && next.mappings.get(at.name)?.paths.get(name);
+    if (!at || !mapped) throw new Error(`versions: ${path.join("/")} does not read from ${resource.name}`);
+    v6.push(...mapped);
+    const navigation = at.navigations.get(name);
+    at = navigation && next.model.resources.get(navigation.target);
+  }
+  return v6;
+}
+
+function linkTarget(next: VersionView, target: string): { name: string; v6: string } {
+  const v6 = next.mappings.get(target)?.v6;
+  if (!v6) throw new Error(`versions: a link points to unknown ${target}`);
+  return { name: target, v6 };
+}
+
+/** A link's field: an id read as `{"__id"}`, computed, so never written. */
+function linkField(name: string, target: string | undefined): Field {
+  return {
+    name,
+    type: "Integer",
+    nullable: true,
+    hasDefault: false,
+    computed: true,
+    selectedByDefault: true,
+    ...(target ? { link: target } : {}),
+  };
+}
+
+/** A link's navigation; the planner joins it on the link's value, not on a column. */
+function linkNavigation(name: string, target: string): Navigation {
+  return { name, target, cardinality: "one", localColumn: name, remoteColumn: "id" };
+}
+
+/** A derived field is writable (as a reference by that key) where its link is and the key is unique. */
+function derivedWritable(
+  next: VersionView,
+  step: VersionStep,
+  resource: Resource,
+  writable: readonly string[],
+): string[] {
   return Object.entries(step.derived?.[resource.name] ?? {})
-    .filter(([, [link]]) => link !== undefined && writable.includes(link))
+    .filter(([, [link, key]]) => {
+      if (link === undefined || !writable.includes(link)) return false;
+      // The written value names one row only by a key of its own: a device type's slug is one, a
+      // release's commit (unique within its fleet) is not, so v5's is_on__commit stays read-only.
+      const target = next.model.resources.get(resource.navigations.get(link)?.target ?? "");
+      return target?.keys.some((fields) => fields.length === 1 && fields[0] === key) ?? false;
+    })
     .map(([name]) => name);
 }

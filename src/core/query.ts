@@ -1,0 +1,165 @@
+// The OData request after parsing: names are still unresolved strings, literals are typed values,
+// and every parser quirk (binds, n-ary nodes, aliases) is gone.
+
+export type Literal =
+  /** `real`: written with a decimal point (`2.0`), so it divides as a decimal even when whole. */
+  | { readonly kind: "number"; readonly value: number; readonly real?: true }
+  | { readonly kind: "text"; readonly value: string }
+  | { readonly kind: "boolean"; readonly value: boolean }
+  | { readonly kind: "datetime"; readonly value: Date }
+  | { readonly kind: "null" };
+
+export const comparisonOperators = ["eq", "ne", "gt", "ge", "lt", "le"] as const;
+export const arithmeticOperators = ["add", "sub", "mul", "div", "mod"] as const;
+export type ComparisonOperator = (typeof comparisonOperators)[number];
+export type ArithmeticOperator = (typeof arithmeticOperators)[number];
+
+export const functionNames = [
+  "contains",
+  "startswith",
+  "endswith",
+  "substringof",
+  "tolower",
+  "toupper",
+  "trim",
+  "length",
+  "indexof",
+  "concat",
+  "substring",
+  "replace",
+  "year",
+  "month",
+  "day",
+  "hour",
+  "minute",
+  "second",
+  "now",
+  "date",
+  "round",
+  "floor",
+  "ceiling",
+] as const;
+export type FunctionName = (typeof functionNames)[number];
+
+/** `a/b/c`, optionally ending in `/$count(…)` or a lambda `/any(x:…)`. */
+export interface PathExpr {
+  readonly kind: "path";
+  readonly segments: readonly string[];
+  readonly end?:
+    | { readonly kind: "count"; readonly filter?: Expr }
+    | {
+        readonly kind: "lambda";
+        readonly quantifier: "any" | "all";
+        readonly variable: string;
+        readonly body: Expr;
+      };
+}
+
+export type Expr =
+  | Literal
+  | PathExpr
+  | {
+      readonly kind: "comparison";
+      readonly op: ComparisonOperator;
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | { readonly kind: "logical"; readonly op: "and" | "or"; readonly operands: readonly Expr[] }
+  | {
+      readonly kind: "arithmetic";
+      readonly op: ArithmeticOperator;
+      readonly left: Expr;
+      readonly right: Expr;
+    }
+  | { readonly kind: "not"; readonly operand: Expr }
+  | { readonly kind: "in"; readonly operand: Expr; readonly values: readonly Literal[] }
+  | { readonly kind: "call"; readonly name: FunctionName; readonly args: readonly Expr[] };
+
+export interface OrderItem {
+  readonly path: PathExpr;
+  readonly direction: "asc" | "desc";
+}
+
+export interface ExpandItem {
+  readonly name: string;
+  /** The key it is sent under, when not its name (a translated version's name). */
+  readonly as?: string;
+  /** `nav/$count`: a number in place of the array. */
+  readonly count: boolean;
+  readonly options: QueryOptions;
+}
+
+/**
+ * A field or foreign key by name; or, from version translation, a field sent under another key,
+ * possibly read through to-one navigations (v5's `device_type` is `is_of__device_type/slug`).
+ */
+export type SelectItem = string | { readonly path: readonly string[]; readonly as: string };
+
+export interface QueryOptions {
+  /** Undefined means every default field. */
+  readonly select?: readonly SelectItem[];
+  readonly expand?: readonly ExpandItem[];
+  readonly filter?: Expr;
+  readonly orderby?: readonly OrderItem[];
+  readonly top?: number;
+  readonly skip?: number;
+  /** `$count=true`: the total number of matching rows alongside them. */
+  readonly count?: boolean;
+  /** `$format`: `json`, with an optional `odata.metadata` level. */
+  readonly format?: { readonly metadata?: string };
+}
+
+export type Key =
+  | { readonly kind: "id"; readonly value: Literal }
+  | { readonly kind: "fields"; readonly values: readonly (readonly [string, Literal])[] };
+
+export interface ODataQuery {
+  readonly resource: string;
+  readonly key?: Key;
+  /** `/resource/$count` */
+  readonly count: boolean;
+  readonly options: QueryOptions;
+  /** The fields of a translated version that v6 has no column for, which the query names `@<name>`. */
+  readonly versionFields?: VersionFields;
+}
+
+/**
+ * A field a newer version reads and v6 computes from its own fields. The translator names it
+ * `@<name>` in the v6 query (no client name starts with `@`) and declares it here; the planner
+ * resolves it like a field of the model. Paths are v6 names, from the resource that has the field.
+ */
+export type VersionField =
+  /**
+   * A link: the first of the to-one paths whose value is not null (v7's device target release: the
+   * device's pin, else its fleet's). With a `target` it expands and navigates like a foreign key;
+   * without one it is only read as `{"__id": N}` (v7's `actor`, whose resource v6 does not serve).
+   */
+  | {
+      readonly kind: "link";
+      readonly firstOf: readonly (readonly string[])[];
+      readonly target?: string;
+    }
+  /** A text field whose values are named otherwise: the v6 value → this version's (v7's overall_status). */
+  | {
+      readonly kind: "values";
+      readonly path: readonly string[];
+      readonly values: Readonly<Record<string, string>>;
+    };
+
+/** v6 resource → `@name` → its definition. */
+export type VersionFields = ReadonlyMap<string, ReadonlyMap<string, VersionField>>;
+
+/**
+ * A foreign key given by another unique field of the row it points to (an older version's
+ * `device_type: "<slug>"`); the write core resolves it to the id inside its transaction.
+ */
+export class LinkReference {
+  constructor(
+    /** The v6 resource it points to, and the unique field that names the row. */
+    readonly resource: string,
+    readonly field: string,
+    readonly value: unknown,
+    /** The name the caller wrote, for error messages. */
+    readonly writtenAs: string,
+  ) {}
+}

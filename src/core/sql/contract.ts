@@ -1,0 +1,43 @@
+import { type Fragment, sql } from "../../db/sql.ts";
+
+/**
+ * balena's hw.device-type contract of a device type, built from its catalogue entry (the
+ * device-type.json document in the hidden column `catalogue`) and its columns. What an entry does
+ * not say (hdmi, bluetooth, the flashing partials) is left out rather than guessed, except the boot
+ * media balena-sdk needs to choose install instructions:
+ *   - an entry with a flasher image installs to internal storage from a USB stick
+ *     (defaultBoot "internal", altBoot ["usb_mass_storage"], storage.internal true);
+ *   - a QEMU machine boots its image as it is (defaultBoot "image");
+ *   - any other boots from the SD card the image is written to (defaultBoot "sdcard").
+ * Every step is total on any JSON (a missing or odd member reads as absent), so reading a contract
+ * cannot fail.
+ */
+export function deviceTypeContract(row: Fragment, arch: Fragment): Fragment {
+  const entry = sql`${row}."catalogue"`;
+  const flasher = sql`((${entry} #> '{yocto,deployFlasherArtifact}') IS NOT NULL)`;
+  const qemu = sql`starts_with(coalesce(${entry} #>> '{yocto,machine}', ''), 'qemu')`;
+  const media = sql`CASE WHEN ${flasher} THEN '{"defaultBoot": "internal", "altBoot": ["usb_mass_storage"]}'::jsonb
+    WHEN ${qemu} THEN '{"defaultBoot": "image"}'::jsonb ELSE '{"defaultBoot": "sdcard"}'::jsonb END`;
+  // Wi-Fi is one of the network connections its configuration offers.
+  const wifi = sql`jsonb_path_exists(${entry}, '$.options[*].options[*] ? (@.name == "network").choices[*] ? (@ == "wifi")', '{}', true)`;
+  const aliases = sql`CASE WHEN jsonb_typeof(${entry} -> 'aliases') = 'array' THEN ${entry} -> 'aliases' ELSE '[]'::jsonb END`;
+  const logo = sql`CASE WHEN ${row}."logo" IS NULL THEN '{}'::jsonb
+    ELSE jsonb_build_object('logo', jsonb_build_object('url', ${row}."logo", 'name', 'logo')) END`;
+  const data = sql`jsonb_build_object(
+    'arch', ${arch},
+    'led', coalesce(${entry} -> 'supportsBlink' = 'true'::jsonb, false),
+    'connectivity', jsonb_build_object('wifi', ${wifi}),
+    'storage', jsonb_build_object('internal', ${flasher}),
+    'media', ${media},
+    'is_private', ${row}."is_private")`;
+  return sql`jsonb_build_object(
+    'slug', ${row}."slug",
+    'version', coalesce(${entry} ->> 'version', '1'),
+    'type', 'hw.device-type',
+    'aliases', ${aliases},
+    'name', ${row}."name",
+    'assets', ${logo},
+    'data', ${data},
+    'partials', CASE WHEN jsonb_typeof(${entry} -> 'instructions') = 'array'
+      THEN jsonb_build_object('instructions', ${entry} -> 'instructions') ELSE '{}'::jsonb END)`;
+}

@@ -1,0 +1,113 @@
+import { type Fragment, ident, join, raw, sql } from "../../db/sql.ts";
+import type { Format, Join, OutputItem, Planned, SelectPlan } from "../plan-types.ts";
+import { compileExpr, countJoined, guardedWhere, joinedRows } from "./expr.ts";
+
+// pinejs wire: timestamps as JavaScript's toISOString() prints them.
+const isoTimestamp = (value: Fragment) =>
+  sql`to_char(${value} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+function outputScalar(value: Planned): Fragment {
+  const compiled = compileExpr(value);
+  return value.type === "DateTime" ? isoTimestamp(compiled) : compiled;
+}
+
+/** The FROM and WHERE of a select: its table, the permission predicate, the parent join, the filter. */
+function rowsOf(select: SelectPlan, parent: Join | undefined): { from: Fragment; where: Fragment } {
+  if (!parent) {
+    return {
+      from: sql`${ident(select.table.resource.table)} ${ident(select.table.alias)}`,
+      where: guardedWhere(select.table.permission, select.where),
+    };
+  }
+  const rows = joinedRows(parent);
+  return { from: rows.from, where: guardedWhere(rows.where, select.where) };
+}
+
+function countOf(select: SelectPlan, parent: Join | undefined): Fragment {
+  const rows = rowsOf(select, parent);
+  return sql`(SELECT count(*)::int FROM ${rows.from} WHERE ${rows.where})`;
+}
+
+function outputColumns(select: SelectPlan, format: Format): Fragment[] {
+  return select.output.flatMap((item) => {
+    const columns = [sql`${outputValue(item, format)} AS ${ident(item.key)}`];
+    if (item.kind === "expand" && item.select.inlineCount) {
+      columns.push(sql`${countOf(item.select, item.join)} AS ${ident(`${item.key}@odata.count`)}`);
+    }
+    return columns;
+  });
+}
+
+function outputValue(item: OutputItem, format: Format): Fragment {
+  switch (item.kind) {
+    case "value":
+      return outputScalar(item.value);
+    case "link": {
+      const id = compileExpr(item.id);
+      return format === "pinejs"
+        ? sql`CASE WHEN ${id} IS NULL THEN NULL ELSE json_build_object('__id', ${id}) END`
+        : id;
+    }
+    case "expand":
+      // v4 shows a single navigation as an object (or null); pinejs always as an array.
+      return format === "v4" && item.join.navigation.cardinality === "one"
+        ? sql`(${rowsJson(item.select, format, item.join, "single")})`
+        : sql`(${rowsJson(item.select, format, item.join, "array")})`;
+    case "expandCount":
+      return countJoined(item.join, item.filter);
+    case "writable":
+      return sql`coalesce((${item.predicate}), false)`;
+  }
+}
+
+/**
+ * One query that yields the selected rows as JSON: the rows are filtered, ordered and paged in a
+ * subquery that keeps the table's alias (so output expressions and nested expansions refer to it),
+ * and each row's output is a LATERAL row turned into a JSON object.
+ */
+export function rowsJson(
+  select: SelectPlan,
+  format: Format,
+  parent: Join | undefined,
+  shape: "array" | "single",
+): Fragment {
+  if (parent?.navigation.cardinality === "one" && select.top === undefined && select.skip === undefined) {
+    return toOneJson(select, format, parent, shape);
+  }
+  const alias = ident(select.table.alias);
+  const rows = rowsOf(select, parent);
+  const keys = select.orderBy.map((term, i) => ({ name: ident(`__k${i}`), term }));
+  const keyColumns = keys.map(({ name, term }) => sql`, ${compileExpr(term.value)} AS ${name}`);
+  const direction = (term: { direction: "asc" | "desc" }) => raw(term.direction === "asc" ? " ASC" : " DESC");
+  const innerOrder = join(
+    keys.map(({ name, term }) => sql`${name}${direction(term)}`),
+    ", ",
+  );
+  const outerOrder = join(
+    keys.map(({ name, term }) => sql`${alias}.${name}${direction(term)}`),
+    ", ",
+  );
+  const limit = select.top === undefined ? sql`` : sql` LIMIT ${raw(String(select.top))}`;
+  const offset = select.skip === undefined ? sql`` : sql` OFFSET ${raw(String(select.skip))}`;
+  const inner = sql`SELECT ${alias}.*${join(keyColumns, "")} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
+  const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
+  const aggregate =
+    shape === "array"
+      ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
+      : sql`to_json(o)`;
+  return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias} CROSS JOIN LATERAL ${lateral}`;
+}
+
+/**
+ * A to-one expansion is at most one row, found by its key: no paging subquery, no ordering, no
+ * aggregate. It is read once per parent row, so this matters.
+ */
+function toOneJson(select: SelectPlan, format: Format, parent: Join, shape: "array" | "single"): Fragment {
+  const rows = rowsOf(select, parent);
+  const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
+  const value = shape === "array" ? sql`json_build_array(to_json(o))` : sql`to_json(o)`;
+  const row = sql`SELECT ${value} FROM ${rows.from} CROSS JOIN LATERAL ${lateral} WHERE ${rows.where}`;
+  return shape === "array" ? sql`SELECT coalesce((${row}), '[]'::json)` : row;
+}
+
+export { countOf };

@@ -1,0 +1,50 @@
+import { param, sql, toStatement } from "../../../db/sql.ts";
+import { BadRequest } from "../../../errors.ts";
+import { columnDefault } from "../statements.ts";
+import type { Values } from "../values.ts";
+import type { ResourceRules, RuleContext } from "./types.ts";
+
+// A membership's role is the link `organization_membership_role` (balena's "administrator" or
+// "member"), as balena-sdk writes it. fleetgate's older text field `role` ("owner" or "member") is
+// the same fact: it is read from the link (src/core/sql/computed.ts) and written to it here.
+const roleNames: Readonly<Record<string, string>> = { owner: "administrator", member: "member" };
+
+/** The id of the administrator role, for the rules that make a creator an organization's owner. */
+export const administratorRole = sql`(SELECT r."id" FROM "organization_membership_role" r WHERE r."name" = 'administrator')`;
+
+async function roleId(role: string, context: RuleContext): Promise<number> {
+  const [row] = await context.tx.query<{ id: number }>(
+    toStatement(
+      sql`SELECT r."id" FROM "organization_membership_role" r WHERE r."name" = ${param(roleNames[role], "text")}`,
+    ),
+  );
+  if (!row) throw new Error(`organization_membership_role '${roleNames[role]}' is missing`);
+  return row.id;
+}
+
+/** The stored columns: `role` becomes the link it names; a link given beside it must be the same. */
+async function storedColumns(values: Values, context: RuleContext): Promise<Values> {
+  if (!values.has("role")) return values;
+  const columns: Values = new Map(values);
+  columns.delete("role");
+  const id = await roleId(String(values.get("role")), context);
+  const link = values.get("organization_membership_role");
+  // (A PUT that leaves the link out has restored it to its default: the role given decides.)
+  if (link !== undefined && link !== columnDefault && link !== id) {
+    throw new BadRequest("'role' and 'organization_membership_role' name different roles");
+  }
+  columns.set("organization_membership_role", id);
+  return columns;
+}
+
+export const membershipRules: ResourceRules = {
+  coercions: {
+    role: (value) => {
+      if (typeof value === "string" && !Object.hasOwn(roleNames, value))
+        throw new BadRequest("'role' must be owner or member");
+      return value;
+    },
+  },
+  prepareCreate: storedColumns,
+  prepareUpdate: (values, _ids, context) => storedColumns(values, context),
+};

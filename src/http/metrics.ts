@@ -1,0 +1,173 @@
+import { timingSafeEqual } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { ThrottleEvents } from "../auth/throttle.ts";
+import type { Database } from "../db/database.ts";
+import { Unauthorized } from "../errors.ts";
+import type { Model } from "../model/types.ts";
+import { DevicesOnline } from "./devices-online.ts";
+import { statementsOf } from "./unit-of-work.ts";
+
+// The families and their labels are listed in the README's "Operations" section; a test scrapes
+// each of them.
+
+// A route that matched none: one label value, whatever the URL was, so no URL reaches a label.
+const UNMATCHED = "unmatched";
+
+// Process metrics (CPU, memory, event loop, GC, handles) describe the process, not one server: one
+// registry for the process, made on first use. A server per test must not add a GC observer each.
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export interface MetricsDeps {
+  readonly db: Database;
+  readonly model: Model;
+  /** When set, a scrape must send `Authorization: Bearer <token>`. */
+  readonly token: string | undefined;
+  /** Every outcome of a proxy call, so each reads 0 before it first happens. */
+  readonly proxyOutcomes: readonly string[];
+}
+
+/** Where the other layers report what the HTTP hooks cannot see (wired in server.ts). */
+export interface MetricsSinks {
+  /** One proxy command: the outcome of each device it went to. */
+  readonly proxyCommand: (outcomes: readonly string[]) => void;
+  readonly logins: ThrottleEvents;
+}
+
+/** What an HTTP request is counted under: its route template, never its URL. */
+interface RouteLabels {
+  readonly method: string;
+  readonly route: string;
+}
+
+function routeLabels(request: FastifyRequest): RouteLabels {
+  return { method: request.method, route: request.routeOptions.url ?? UNMATCHED };
+}
+
+/**
+ * `GET /metrics` in the Prometheus text format (prom-client), on the API's own host and port:
+ * HTTP requests, SQL statements per request, the database pool, the proxy, devices online, logins
+ * and the process.
+ */
+export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSinks {
+  const registry = new Registry();
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: "fleetgate_http_requests_total",
+    help: "HTTP requests answered, by method, route template and status",
+    labelNames: ["method", "route", "status"],
+    registers,
+  });
+  const duration = new Histogram({
+    name: "fleetgate_http_request_duration_seconds",
+    help: "Time from a request's arrival to its answer, by method, route template and status",
+    labelNames: ["method", "route", "status"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const statements = new Histogram({
+    name: "fleetgate_http_request_sql_statements",
+    help: "SQL statements a request's handler ran (x-sql-statements), by method and route template",
+    labelNames: ["method", "route"],
+    buckets: [0, 1, 2, 3, 5, 10, 25, 100],
+    registers,
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    const labels = routeLabels(request);
+    const answered = { ...labels, status: reply.statusCode };
+    requests.inc(answered);
+    duration.observe(answered, reply.elapsedTime / 1000);
+    statements.observe(labels, statementsOf(request));
+  });
+
+  poolMetrics(deps.db, registers);
+  const online = new DevicesOnline(deps.db, deps.model);
+  new Gauge({
+    name: "fleetgate_devices_online",
+    help: "Devices whose is_online is true, over every fleet (counted at most every 30 s)",
+    registers,
+    async collect() {
+      const count = await online.current();
+      if (count !== undefined) this.set(count);
+    },
+  });
+
+  const proxyCalls = new Counter({
+    name: "fleetgate_proxy_device_calls_total",
+    help: "Devices a proxy command went to, by outcome: ok, device_error, timeout, unreachable, unsupported",
+    labelNames: ["outcome"],
+    registers,
+  });
+  for (const outcome of deps.proxyOutcomes) proxyCalls.inc({ outcome }, 0);
+  const fanOut = new Histogram({
+    name: "fleetgate_proxy_fanout_devices",
+    help: "Devices one proxy command went to",
+    buckets: [1, 2, 5, 10, 50, 100, 500, 1000, 5000, 10000],
+    registers,
+  });
+  const loginFailures = new Counter({
+    name: "fleetgate_login_failures_total",
+    help: "Logins refused for a wrong username or password",
+    registers,
+  });
+  const loginThrottled = new Counter({
+    name: "fleetgate_login_throttled_total",
+    help: "Login attempts refused with 429 before their password was checked",
+    registers,
+  });
+
+  app.get("/metrics", async (request: FastifyRequest, reply: FastifyReply) => {
+    if (deps.token !== undefined && !bearerMatches(request.headers.authorization, deps.token)) {
+      reply.header("www-authenticate", 'Bearer realm="metrics"');
+      throw new Unauthorized();
+    }
+    const text = (await registry.metrics()) + (await processMetrics().metrics());
+    return reply.type(registry.contentType).send(text);
+  });
+
+  return {
+    proxyCommand(outcomes) {
+      fanOut.observe(outcomes.length);
+      for (const outcome of outcomes) proxyCalls.inc({ outcome });
+    },
+    logins: { failed: () => loginFailures.inc(), throttled: () => loginThrottled.inc() },
+  };
+}
+
+/**
+ * The PostgreSQL pool, read when scraped. The embedded database has no pool (one connection, in
+ * the process), so these families are absent there rather than a constant 1.
+ */
+function poolMetrics(db: Database, registers: Registry[]): void {
+  const stats = db.poolStats?.bind(db);
+  if (!stats) return;
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
+  gauge("fleetgate_db_pool_max_connections", "The most connections the pool opens", () => stats().max);
+  gauge("fleetgate_db_pool_connections", "Connections open, busy or idle", () => stats().total);
+  gauge("fleetgate_db_pool_idle_connections", "Connections open and idle", () => stats().idle);
+  gauge("fleetgate_db_pool_waiting_requests", "Callers waiting for a connection", () => stats().waiting);
+}
+
+/** `Authorization: Bearer <token>`, compared in constant time. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const given = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1];
+  if (given === undefined) return false;
+  const [a, b] = [Buffer.from(given), Buffer.from(token)];
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,39 @@
+import type { VersionStep } from "./step.ts";
+
+// v7 (balena-sdk 20 and later) against v6, the core's version (pinejs-wire-format.md, v6→v7):
+// - a device's writable release is its pin, `is_pinned_on__release`; `should_be_running__release`
+//   is read-only, computed as the pin, else the fleet's target;
+// - `should_be_managed_by__supervisor_release` is `should_be_managed_by__release`;
+// - `actor` is a link (`{"__id"}`); overall_status says `disconnected` and `operational` for v6's
+//   `offline` and `idle`;
+// - `my_application`, a device's managing device and logs channel, and fleet dependencies are gone;
+// - a successful PATCH, PUT or DELETE answers an empty body, not v6's "OK".
+export const v7: VersionStep = {
+  version: "v7",
+  to: "v6",
+  missingResources: ["my_application"],
+  renamed: {
+    device: {
+      is_pinned_on__release: "should_be_running__release",
+      should_be_managed_by__release: "should_be_managed_by__supervisor_release",
+    },
+    release: { is_pinned_to__device: "should_be_running_on__device" },
+  },
+  missing: {
+    device: ["is_managed_by__device", "manages__device", "logs_channel"],
+    application: ["depends_on__application", "is_depended_on_by__application"],
+  },
+  links: {
+    device: {
+      should_be_running__release: {
+        firstOf: [["should_be_running__release"], ["belongs_to__application", "should_be_running__release"]],
+        target: "release",
+      },
+      actor: { firstOf: [["actor"]] },
+    },
+    application: { actor: { firstOf: [["actor"]] } },
+    user: { actor: { firstOf: [["actor"]] } },
+  },
+  values: { device: { overall_status: { disconnected: "offline", operational: "idle" } } },
+  writeReply: "empty",
+};

@@ -1,0 +1,87 @@
+import { MAY_WRITE } from "../core/plan.ts";
+import type { Expr } from "../core/query.ts";
+import { type ReadContext, readRows } from "../core/read.ts";
+import { BadRequest, Forbidden, NotFound } from "../errors.ts";
+
+/** Which devices a command goes to: any of the keys, ANDed. */
+export interface TargetKeys {
+  readonly uuid?: unknown;
+  readonly deviceId?: unknown;
+  readonly appId?: unknown;
+}
+
+/** A target device, with where its supervisor listens (hidden columns no API returns). */
+export interface TargetDevice {
+  readonly id: number;
+  readonly uuid: string;
+  readonly belongs_to__application: number;
+  readonly supervisor_version: string | null;
+  readonly supervisor_api_address: string | null;
+  readonly supervisor_api_port: number | null;
+  readonly supervisor_api_key_ciphertext: string | null;
+}
+
+const columns = [
+  "id",
+  "uuid",
+  "belongs_to__application",
+  "supervisor_version",
+  "supervisor_api_address",
+  "supervisor_api_port",
+  "supervisor_api_key_ciphertext",
+];
+
+function integer(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isSafeInteger(value))
+    throw new BadRequest(`'${name}' must be an integer`);
+  return value;
+}
+
+/** The target filter: the given keys ANDed, online devices only. */
+function targetFilter(keys: TargetKeys): Expr {
+  const uuid = keys.uuid;
+  if (uuid !== undefined && typeof uuid !== "string") throw new BadRequest("'uuid' must be a string");
+  const deviceId = integer("deviceId", keys.deviceId);
+  const appId = integer("appId", keys.appId);
+  const equal = (field: string, value: Expr): Expr => ({
+    kind: "comparison",
+    op: "eq",
+    left: { kind: "path", segments: [field] },
+    right: value,
+  });
+  const given: Expr[] = [
+    ...(uuid !== undefined ? [equal("uuid", { kind: "text", value: uuid })] : []),
+    ...(deviceId !== undefined ? [equal("id", { kind: "number", value: deviceId })] : []),
+    ...(appId !== undefined ? [equal("belongs_to__application", { kind: "number", value: appId })] : []),
+  ];
+  if (given.length === 0) throw new BadRequest("At least one filter must be specified");
+  return {
+    kind: "logical",
+    op: "and",
+    operands: [...given, equal("is_online", { kind: "boolean", value: true })],
+  };
+}
+
+/**
+ * The online devices the keys name, read through the planner under the caller's row predicate.
+ * Every one must be writable by the caller: reading a device's supervisor is operating it (it
+ * answers with its configuration and environment), so every method needs write permission.
+ */
+export async function findTargets(
+  keys: TargetKeys,
+  context: Omit<ReadContext, "format" | "system">,
+): Promise<TargetDevice[]> {
+  const rows = await readRows<TargetDevice & { [MAY_WRITE]: boolean }>(
+    {
+      resource: "device",
+      count: false,
+      options: { filter: targetFilter(keys), select: [...columns, MAY_WRITE] },
+    },
+    { ...context, format: "v4", system: true },
+  );
+  // A device the caller cannot see is one that does not exist: the same 404 either way.
+  if (rows.length === 0) throw new NotFound("No online device(s) found");
+  if (rows.some((row) => !row[MAY_WRITE])) throw new Forbidden("You may not send commands to these devices");
+  return rows;
+}

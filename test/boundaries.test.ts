@@ -1,0 +1,96 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
+
+// The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
+// import besides itself. `shared` are leaves anyone may use: they import no layer.
+const shared = ["errors", "config", "logger", "redact", "generated", "package.json"];
+const surfaceBase = ["core", "model", "db", "auth", ...shared];
+const layers: Record<string, readonly string[]> = {
+  generated: [],
+  errors: [],
+  redact: [],
+  config: [],
+  logger: ["redact"],
+  model: ["generated"],
+  db: ["model", ...shared],
+  auth: ["model", "db", ...shared],
+  core: ["model", "db", "auth", ...shared],
+  odata: surfaceBase,
+  devices: surfaceBase,
+  catalogue: surfaceBase,
+  proxy: surfaceBase,
+  graphql: [...surfaceBase, "proxy"],
+  // The device-side agent talks to the cloud over HTTP only.
+  supervisor: [],
+  accounts: surfaceBase,
+  seed: [...surfaceBase, "catalogue"],
+  http: [...surfaceBase, "odata"],
+  server: [...surfaceBase, "odata", "graphql", "proxy", "devices", "catalogue", "http"],
+  commands: [...surfaceBase, "accounts", "catalogue", "seed", "server", "supervisor", "http"],
+  cli: ["commands", ...shared],
+};
+
+const MAX_LINES = 400;
+const root = fileURLToPath(new URL("..", import.meta.url));
+const graph = importGraph(root, ["src", "bench"], ["src/generated"]);
+const sources = [...graph.keys()].filter((file) => file.startsWith("src/"));
+const srcGraph: ImportGraph = new Map(sources.map((file) => [file, graph.get(file) ?? []]));
+
+describe("the boundaries of src/", () => {
+  it("has no import cycle (bench/ included)", () => {
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it("imports across layers only as the layer table allows", () => {
+    expect(forbiddenImports(srcGraph, layers)).toEqual([]);
+  });
+
+  it(`has no source file over ${MAX_LINES} lines`, () => {
+    const long = sources.filter(
+      (file) => readFileSync(`${root}${file}`, "utf8").split("\n").length > MAX_LINES,
+    );
+    expect(long).toEqual([]);
+  });
+
+  it("reads the import statements it checks: every src file is seen, with its imports", () => {
+    expect(sources.length).toBeGreaterThan(100);
+    expect(graph.get("src/odata/read.ts")).toContain("src/core/read.ts");
+    // A dynamic import counts as much as a static one.
+    expect(graph.get("src/graphql/http.ts")).toContain("src/graphql/yoga.ts");
+  });
+});
+
+describe("the checks themselves fail when they should", () => {
+  it("finds a cycle, a two-file one and a longer one", () => {
+    const looped: ImportGraph = new Map([
+      ["src/a/x.ts", ["src/a/y.ts"]],
+      ["src/a/y.ts", ["src/a/x.ts"]],
+      ["src/b/p.ts", ["src/b/q.ts"]],
+      ["src/b/q.ts", ["src/b/r.ts"]],
+      ["src/b/r.ts", ["src/b/p.ts"]],
+      ["src/c/free.ts", ["src/a/x.ts"]],
+    ]);
+    expect(cycles(looped)).toEqual([
+      ["src/a/x.ts", "src/a/y.ts"],
+      ["src/b/p.ts", "src/b/q.ts", "src/b/r.ts"],
+    ]);
+  });
+
+  it("finds a forbidden import: the core reaching up into the OData surface", () => {
+    const upward: ImportGraph = new Map([
+      ["src/core/plan.ts", ["src/odata/parse/parse.ts", "src/model/types.ts"]],
+    ]);
+    expect(forbiddenImports(upward, layers)).toEqual([
+      "src/core/plan.ts imports src/odata/parse/parse.ts: 'core' may not import 'odata'",
+    ]);
+  });
+
+  it("finds a folder the layer table does not know", () => {
+    const unknown: ImportGraph = new Map([["src/jobs/run.ts", ["src/core/read.ts"]]]);
+    expect(forbiddenImports(unknown, layers)).toEqual([
+      "src/jobs/run.ts: layer 'jobs' is not in the layer table",
+    ]);
+  });
+});

@@ -1,0 +1,11 @@
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+      FROM "application" "t0"
+      WHERE (TRUE)
+      ORDER BY "__k0" ASC) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."app_name" AS "app_name", (SELECT count(*)::int
+        FROM "device" "t1"
+        WHERE ("t1"."belongs_to__application" = "t0"."id" AND (TRUE)) AND ("t1"."is_online" = $1::bool)) AS "owns__device", (SELECT count(*)::int
+        FROM "release" "t2"
+        WHERE ("t2"."belongs_to__application" = "t0"."id" AND (TRUE))) AS "owns__release") AS o)::text AS body
+-- params: [true]

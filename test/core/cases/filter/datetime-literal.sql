@@ -1,0 +1,7 @@
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+      FROM "device" "t0"
+      WHERE (TRUE) AND ("t0"."last_connectivity_event" >= $1::timestamptz)
+      ORDER BY "__k0" ASC) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", to_char("t0"."last_connectivity_event" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "last_connectivity_event") AS o)::text AS body
+-- params: ["2026-11-01T22:00:00.000Z"]

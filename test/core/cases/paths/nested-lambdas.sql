@@ -1,0 +1,11 @@
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+      FROM "application" "t0"
+      WHERE (TRUE) AND EXISTS (SELECT 1
+        FROM "device" "t1"
+        WHERE ("t1"."belongs_to__application" = "t0"."id" AND (TRUE)) AND EXISTS (SELECT 1
+          FROM "device_tag" "t2"
+          WHERE ("t2"."device" = "t1"."id" AND (TRUE)) AND ("t2"."tag_key" = $1::text)))
+      ORDER BY "__k0" ASC) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", "t0"."app_name" AS "app_name") AS o)::text AS body
+-- params: ["floor"]

@@ -1,0 +1,8 @@
+SELECT count(*)::int AS count
+  FROM "device" "t0"
+  WHERE (("t0"."belongs_to__application" IN (SELECT fa."id"
+    FROM "application" fa
+    WHERE fa."organization" IN (SELECT m."is_member_of__organization"
+      FROM "organization_membership" m
+      WHERE m."user" = $1::int4)) OR "t0"."belongs_to__user" = $2::int4))
+-- params: [1,1]
