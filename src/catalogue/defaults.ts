@@ -31,26 +31,22 @@ export async function loadDefaultCatalogue(db: Database): Promise<number> {
   });
   if (loaded) return 0;
   const entries = await defaultCatalogue();
-  return db.prisma.$transaction(
-    async (tx) => {
-      // Two processes starting at once: the one that records the marker loads the catalogue.
-      const { count } = await tx.setting.createMany({
-        data: [{ name: MARKER, value: EDITION }],
-        skipDuplicates: true,
-      });
-      if (count === 0) return 0;
-      const taken = new Set([
-        ...(await tx.deviceType.findMany({ select: { slug: true } })).map((row) => row.slug),
-        ...(await tx.deviceTypeAlias.findMany({ select: { is_referenced_by__alias: true } })).map(
-          (row) => row.is_referenced_by__alias,
-        ),
-      ]);
-      const fresh = entries.filter((entry) =>
-        [entry.slug, ...entry.aliases].every((name) => !taken.has(name)),
-      );
-      await saveEntries(tx, fresh);
-      return fresh.length;
-    },
-    { timeout: 60_000 },
-  );
+  return db.transaction(async (tx) => {
+    // Two processes starting at once: the one that records the marker loads the catalogue.
+    const recorded = await tx.query({
+      text: `INSERT INTO "setting" ("name", "value") VALUES ($1::text, $2::text)
+             ON CONFLICT ("name") DO NOTHING RETURNING "name"`,
+      values: [MARKER, EDITION],
+    });
+    if (recorded.length === 0) return 0;
+    const names = await tx.query<{ name: string }>({
+      text: `SELECT "slug" AS "name" FROM "device_type"
+             UNION ALL SELECT "is_referenced_by__alias" FROM "device_type_alias"`,
+      values: [],
+    });
+    const taken = new Set(names.map((row) => row.name));
+    const fresh = entries.filter((entry) => [entry.slug, ...entry.aliases].every((name) => !taken.has(name)));
+    await saveEntries(tx, fresh);
+    return fresh.length;
+  });
 }

@@ -10,26 +10,28 @@ import { saveEntries } from "./store.ts";
  */
 export async function importCatalogue(db: Database, json: unknown): Promise<{ deviceTypes: number }> {
   const { entries, pathOf } = parseCatalogueFile(json);
-  await db.prisma.$transaction(
-    async (tx) => {
-      // The file's own device types give up their aliases first, so an alias may move between them.
-      await tx.deviceTypeAlias.deleteMany({
-        where: { DeviceType: { slug: { in: entries.map((entry) => entry.slug) } } },
-      });
-      const held = await tx.deviceTypeAlias.findMany({
-        where: { is_referenced_by__alias: { in: entries.flatMap((entry) => entry.aliases) } },
-        include: { DeviceType: { select: { slug: true } } },
-      });
-      for (const taken of held) {
-        const e = entries.findIndex((entry) => entry.aliases.includes(taken.is_referenced_by__alias));
-        const a = entries[e]?.aliases.indexOf(taken.is_referenced_by__alias);
-        throw new Conflict(
-          `${pathOf(e)}.aliases[${a}]: '${taken.is_referenced_by__alias}' already names the device type '${taken.DeviceType.slug}'`,
-        );
-      }
-      await saveEntries(tx, entries);
-    },
-    { timeout: 60_000 },
-  );
+  await db.transaction(async (tx) => {
+    // The file's own device types give up their aliases first, so an alias may move between them.
+    await tx.query({
+      text: `DELETE FROM "device_type_alias" WHERE "device_type" IN
+               (SELECT "id" FROM "device_type" WHERE "slug" = ANY($1::text[]))`,
+      values: [entries.map((entry) => entry.slug)],
+    });
+    const held = await tx.query<{ alias: string; slug: string }>({
+      text: `SELECT a."is_referenced_by__alias" AS "alias", t."slug" FROM "device_type_alias" a
+               JOIN "device_type" t ON t."id" = a."device_type"
+              WHERE a."is_referenced_by__alias" = ANY($1::text[])
+              ORDER BY a."id"`,
+      values: [entries.flatMap((entry) => entry.aliases)],
+    });
+    for (const taken of held) {
+      const e = entries.findIndex((entry) => entry.aliases.includes(taken.alias));
+      const a = entries[e]?.aliases.indexOf(taken.alias);
+      throw new Conflict(
+        `${pathOf(e)}.aliases[${a}]: '${taken.alias}' already names the device type '${taken.slug}'`,
+      );
+    }
+    await saveEntries(tx, entries);
+  });
   return { deviceTypes: entries.length };
 }
