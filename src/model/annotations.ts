@@ -147,6 +147,14 @@ const reportedDeviceFields = [
  * heartbeat state, where the cloud reaches its supervisor) is the server's. A resource missing here
  * is read-only.
  */
+/** A tag or a variable: its owner, key and value are set on creation; the key and value change later. */
+const keyValue = (owner: string, key: string): Writability => ({
+  create: [owner, key, "value"],
+  update: [key, "value"],
+  required: [owner, key, "value"],
+  deletable: true,
+});
+
 export const writableFields: Record<string, Writability> = {
   application: { create: fleetFields, update: fleetFields, required: ["app_name"], deletable: true },
   device: {
@@ -188,48 +196,13 @@ export const writableFields: Record<string, Writability> = {
     required: ["belongs_to__application", "commit", "status"],
     deletable: true,
   },
-  device_tag: {
-    create: ["device", "tag_key", "value"],
-    update: ["tag_key", "value"],
-    required: ["device", "tag_key", "value"],
-    deletable: true,
-  },
-  application_tag: {
-    create: ["application", "tag_key", "value"],
-    update: ["tag_key", "value"],
-    required: ["application", "tag_key", "value"],
-    deletable: true,
-  },
-  release_tag: {
-    create: ["release", "tag_key", "value"],
-    update: ["tag_key", "value"],
-    required: ["release", "tag_key", "value"],
-    deletable: true,
-  },
-  device_environment_variable: {
-    create: ["device", "name", "value"],
-    update: ["name", "value"],
-    required: ["device", "name", "value"],
-    deletable: true,
-  },
-  application_environment_variable: {
-    create: ["application", "name", "value"],
-    update: ["name", "value"],
-    required: ["application", "name", "value"],
-    deletable: true,
-  },
-  device_config_variable: {
-    create: ["device", "name", "value"],
-    update: ["name", "value"],
-    required: ["device", "name", "value"],
-    deletable: true,
-  },
-  application_config_variable: {
-    create: ["application", "name", "value"],
-    update: ["name", "value"],
-    required: ["application", "name", "value"],
-    deletable: true,
-  },
+  device_tag: keyValue("device", "tag_key"),
+  application_tag: keyValue("application", "tag_key"),
+  release_tag: keyValue("release", "tag_key"),
+  device_environment_variable: keyValue("device", "name"),
+  application_environment_variable: keyValue("application", "name"),
+  device_config_variable: keyValue("device", "name"),
+  application_config_variable: keyValue("application", "name"),
   organization: {
     create: ["name", "handle"],
     update: ["name", "handle"],
