@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { injectJson, type JsonReply, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // /v7/ (balena-sdk 20 and later) through the real server, with the request forms balena-sdk 23
@@ -10,12 +11,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 type Row = Record<string, unknown>;
 
-interface Reply {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | number | undefined>;
-  readonly body: unknown;
-  readonly raw: string;
-}
+type Reply = JsonReply;
 
 /** v6 → v7 field names of a device. */
 const deviceNames: Record<string, string> = {
@@ -57,20 +53,8 @@ describe.each(databaseKinds)("OData /v7/ on %s", (kind) => {
   });
   afterAll(() => server.close());
 
-  async function call(version: string, method: string, path: string, payload?: unknown): Promise<Reply> {
-    const response = await server.app.inject({
-      method: method as "GET",
-      url: `/${version}${path}`,
-      ...(payload === undefined
-        ? {}
-        : { headers: { "content-type": "application/json" }, payload: JSON.stringify(payload) }),
-    });
-    let body: unknown = response.body;
-    try {
-      body = JSON.parse(response.body);
-    } catch {}
-    return { status: response.statusCode, headers: response.headers, body, raw: response.body };
-  }
+  const call = (version: string, method: string, path: string, payload?: unknown): Promise<Reply> =>
+    injectJson(server, method as Method, `/${version}${path}`, payload);
 
   /** A GET that must succeed, in exactly one SQL statement. */
   async function get(version: string, path: string): Promise<unknown> {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { injectJson, type JsonReply, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // API versions v1…v5 through the real server. Every expectation is computed from the same data read
@@ -9,12 +10,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 type Row = Record<string, unknown>;
 
-interface Reply {
-  readonly status: number;
-  readonly headers: Record<string, string | string[] | number | undefined>;
-  readonly body: unknown;
-  readonly raw: string;
-}
+type Reply = JsonReply;
 
 type Version = "v1" | "v2" | "v3" | "v4" | "v5";
 const olderVersions: readonly Version[] = ["v5", "v4", "v3", "v2", "v1"];
@@ -123,20 +119,8 @@ describe.each(databaseKinds)("OData versions on %s", (kind) => {
   const fleetId = (name: string) => fleets.get(name)?.id as number;
   const releases = (name: string) => releasesOf.get(name) as Row[];
 
-  async function call(version: string, method: string, path: string, payload?: unknown): Promise<Reply> {
-    const response = await server.app.inject({
-      method: method as "GET",
-      url: `/${version}${path}`,
-      ...(payload === undefined
-        ? {}
-        : { headers: { "content-type": "application/json" }, payload: JSON.stringify(payload) }),
-    });
-    let body: unknown = response.body;
-    try {
-      body = JSON.parse(response.body);
-    } catch {}
-    return { status: response.statusCode, headers: response.headers, body, raw: response.body };
-  }
+  const call = (version: string, method: string, path: string, payload?: unknown): Promise<Reply> =>
+    injectJson(server, method as Method, `/${version}${path}`, payload);
 
   /** A GET that must succeed, in exactly one SQL statement. */
   async function get(version: string, path: string): Promise<unknown> {
