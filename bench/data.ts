@@ -164,29 +164,39 @@ export async function prepareData(url: string): Promise<DataSet> {
   }
 }
 
-const BENCH_ADMIN = "bench-admin";
-
 /**
- * A fresh API key of an admin user made for the bench. Only its hash is stored, so each run makes
- * its own; the user has no usable password (the hash is not scrypt) and cannot log in.
+ * A fresh API key of a user made for the bench (`username`), an admin or, with `memberOf`, a
+ * member of that organization. Only the key's hash is stored, so each run makes its own; the user
+ * has no usable password (the hash is not scrypt) and cannot log in.
  */
-export async function createAdminKey(url: string): Promise<string> {
+async function createBenchKey(
+  url: string,
+  user: { username: string; isAdmin: boolean; memberOf?: number },
+): Promise<string> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     await client.query("BEGIN");
-    let { rows } = await client.query<{ actor: number }>(`SELECT actor FROM "user" WHERE username = $1`, [
-      BENCH_ADMIN,
-    ]);
+    let { rows } = await client.query<{ id: number; actor: number }>(
+      `SELECT id, actor FROM "user" WHERE username = $1`,
+      [user.username],
+    );
     if (!rows[0]) {
-      ({ rows } = await client.query<{ actor: number }>(
+      ({ rows } = await client.query<{ id: number; actor: number }>(
         `WITH a AS (INSERT INTO actor DEFAULT VALUES RETURNING id)
          INSERT INTO "user" (actor, username, email, password, jwt_secret, is_admin)
-         SELECT a.id, $1, 'bench-admin@localhost', '!', 'bench', true FROM a RETURNING actor`,
-        [BENCH_ADMIN],
+         SELECT a.id, $1, $1 || '@localhost', '!', 'bench', $2 FROM a RETURNING id, actor`,
+        [user.username, user.isAdmin],
       ));
     }
-    const actor = rows[0]?.actor;
+    const { id, actor } = rows[0] as { id: number; actor: number };
+    if (user.memberOf !== undefined)
+      await client.query(
+        `INSERT INTO organization_membership ("user", is_member_of__organization, organization_membership_role)
+         SELECT $1, $2, r.id FROM organization_membership_role r WHERE r.name = 'member'
+         ON CONFLICT ("user", is_member_of__organization) DO NOTHING`,
+        [id, user.memberOf],
+      );
     const key = crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
     await client.query(`INSERT INTO api_key (is_of__actor, name, key_hash) VALUES ($1, 'bench', $2)`, [
       actor,
@@ -197,4 +207,32 @@ export async function createAdminKey(url: string): Promise<string> {
   } finally {
     await client.end();
   }
+}
+
+/** An API key of the bench's admin user. */
+export function createAdminKey(url: string): Promise<string> {
+  return createBenchKey(url, { username: "bench-admin", isAdmin: true });
+}
+
+/**
+ * An API key of a normal user who is a member (not an administrator) of the organization that
+ * owns the generated fleets: it sees every bench fleet, as the admin does, through the permission
+ * predicate of a member.
+ */
+export async function createMemberKey(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  let organizations: number[];
+  try {
+    const { rows } = await client.query<{ organization: number }>(
+      `SELECT DISTINCT organization FROM application WHERE slug LIKE 'bench/fleet-%'`,
+    );
+    organizations = rows.map((row) => row.organization);
+  } finally {
+    await client.end();
+  }
+  const [organization] = organizations;
+  if (organization === undefined || organizations.length !== 1)
+    throw new Error(`the bench fleets belong to ${organizations.length} organizations, expected 1`);
+  return createBenchKey(url, { username: "bench-member", isAdmin: false, memberOf: organization });
 }

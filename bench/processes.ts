@@ -45,13 +45,24 @@ export async function waitForPing(url: string, since: number, child: ChildProces
   }
 }
 
+export interface SpawnOptions {
+  /** The Node binary (default: the one running the bench); a peer brings its own. */
+  readonly command?: string;
+  readonly cwd?: string;
+}
+
 /** Starts `args` (a node entry point and its arguments) on a free port and waits for /ping. */
-export async function startChild(name: string, args: string[], env: Record<string, string>): Promise<Child> {
+export async function startChild(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  options: SpawnOptions = {},
+): Promise<Child> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const spawned = performance.now();
-  const child = spawn(process.execPath, args, {
-    cwd: repoRoot,
+  const child = spawn(options.command ?? process.execPath, args, {
+    cwd: options.cwd ?? repoRoot,
     env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), LOG_LEVEL: "silent", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });

@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from "node:util";
 import { type LoadResult, load, median, send, type Target } from "./load.ts";
-import type { LoadRow } from "./report.ts";
-import type { Workload } from "./workloads.ts";
+import { baselineRows, type Peer } from "./peers/peer.ts";
+import type { LoadRow, PeerRow } from "./report.ts";
+import type { BenchRequest, Caller, Workload } from "./workloads.ts";
 
 export interface ReadSettings {
   readonly rounds: number;
@@ -56,49 +57,155 @@ async function probe(
   return { statements, sameJson };
 }
 
-/** One read workload: probe, warm both servers, then rounds of fleetgate and baseline interleaved. */
-export async function measureRead(
+/** A peer's rows for this workload: its answers to the probes, compared with the baseline's. */
+async function probePeer(
+  peer: Peer,
   workload: Workload,
   keys: readonly string[],
-  fleetgate: Target,
   baseline: Target,
+  count: number,
+): Promise<{ sameRows: boolean; problem?: string }> {
+  let sameRows = true;
+  for (const key of keys.slice(0, count)) {
+    const request = peer.request(workload.id, key);
+    if (!request) return { sameRows: false, problem: "no equivalent request" };
+    const theirs = await send(peer.target, request);
+    if (theirs.status !== 200)
+      return { sameRows: false, problem: `HTTP ${theirs.status}: ${theirs.body.slice(0, 200)}` };
+    const raw = await send(baseline, workload.build(key));
+    try {
+      const rows = peer.rows(workload.id, JSON.parse(theirs.body));
+      if (!isDeepStrictEqual(rows, baselineRows(workload.id, JSON.parse(raw.body)))) sameRows = false;
+    } catch (error) {
+      return { sameRows: false, problem: (error as Error).message };
+    }
+  }
+  return { sameRows };
+}
+
+/** Who answers: fleetgate (with each caller's key), the baseline, and the peers. */
+export interface ReadTargets {
+  readonly fleetgate: Readonly<Record<Caller, Target>>;
+  readonly baseline: Target;
+  readonly peers: readonly Peer[];
+}
+
+interface Contender {
+  readonly target: Target;
+  readonly build: (key: string) => BenchRequest;
+  readonly results: LoadResult[];
+}
+
+const contender = (target: Target, build: (key: string) => BenchRequest): Contender => ({
+  target,
+  build,
+  results: [],
+});
+
+/** The peers that have an equivalent of `workload` and answer the probes; the others as rows. */
+async function probePeers(
+  workload: Workload,
+  keys: readonly string[],
+  targets: ReadTargets,
   settings: ReadSettings,
   log: (message: string) => void,
-): Promise<LoadRow> {
-  const base = { id: workload.id, group: workload.group, title: workload.title };
-  const checked = await probe(workload, keys, fleetgate, baseline, settings.probes);
-  if (checked.problem) {
-    log(`${workload.id}: unavailable (${checked.problem})`);
-    return { ...base, status: "unavailable", note: checked.problem };
+) {
+  const measured: { peer: Peer; contender: Contender; sameRows: boolean }[] = [];
+  const unavailable: PeerRow[] = [];
+  for (const peer of targets.peers) {
+    if (!peer.request(workload.id, keys[0] as string)) continue;
+    const checked = await probePeer(peer, workload, keys, targets.baseline, settings.probes);
+    if (checked.problem) {
+      log(`${workload.id}: ${peer.label} unavailable (${checked.problem})`);
+      unavailable.push({ name: peer.name, label: peer.label, status: "unavailable", note: checked.problem });
+      continue;
+    }
+    const build = (key: string) => peer.request(workload.id, key) as BenchRequest;
+    measured.push({ peer, contender: contender(peer.target, build), sameRows: checked.sameRows });
   }
-  const build = (key: string) => workload.build(key);
-  for (const target of [fleetgate, baseline]) {
+  return { measured, unavailable };
+}
+
+/**
+ * One read workload and its variants (the same requests from other callers: W1 and W1u): probe,
+ * warm every server, then rounds in which each fleetgate caller, the baseline and the peers take
+ * turns under the same load, the order rotating from round to round. Each variant's ratio is to
+ * the same baseline; the peers are measured on the first variant's id.
+ */
+export async function measureReads(
+  variants: readonly Workload[],
+  keys: readonly string[],
+  targets: ReadTargets,
+  settings: ReadSettings,
+  log: (message: string) => void,
+): Promise<LoadRow[]> {
+  const [first] = variants;
+  if (!first) return [];
+  const { baseline } = targets;
+  const rows = new Map<Workload, LoadRow>();
+  const ours = new Map<Workload, { contender: Contender; probe: Probe }>();
+  for (const workload of variants) {
+    const fleetgate = targets.fleetgate[workload.caller];
+    const checked = await probe(workload, keys, fleetgate, baseline, settings.probes);
+    if (checked.problem) {
+      log(`${workload.id}: unavailable (${checked.problem})`);
+      rows.set(workload, { ...header(workload), status: "unavailable", note: checked.problem });
+    } else ours.set(workload, { contender: contender(fleetgate, workload.build), probe: checked });
+  }
+  if (!ours.size) return variants.map((workload) => rows.get(workload) as LoadRow);
+  const raw = contender(baseline, first.build);
+  const peers = await probePeers(first, keys, targets, settings, log);
+  const contenders = [
+    ...[...ours.values()].map((entry) => entry.contender),
+    raw,
+    ...peers.measured.map((entry) => entry.contender),
+  ];
+  for (const { target, build } of contenders) {
     await load(target, build, keys, settings.warmupSeconds, settings.connections);
   }
-  const ours: LoadResult[] = [];
-  const theirs: LoadResult[] = [];
   for (let round = 0; round < settings.rounds; round++) {
-    // Alternate which goes first, so a drift in the machine's load does not favour either.
-    const order = round % 2 ? [baseline, fleetgate] : [fleetgate, baseline];
-    for (const target of order) {
-      const result = await load(target, build, keys, settings.seconds, settings.connections);
-      (target === fleetgate ? ours : theirs).push(result);
+    // Rotate who goes first, so a drift in the machine's load does not favour anyone.
+    const order = contenders.map((_, index) => contenders[(index + round) % contenders.length] as Contender);
+    for (const { target, build, results } of order) {
+      results.push(await load(target, build, keys, settings.seconds, settings.connections));
     }
-    const last = ours.at(-1);
-    log(
-      `${workload.id} round ${round + 1}: ${last?.rps.toFixed(0)} vs ${theirs.at(-1)?.rps.toFixed(0)} req/s`,
-    );
+    const rps = contenders.map((c) => `${c.target.name} ${c.results.at(-1)?.rps.toFixed(0)}`).join(", ");
+    log(`${variants.map((workload) => workload.id).join("/")} round ${round + 1}: ${rps} req/s`);
   }
-  const fleetgateResult = medianOf(ours);
-  const baselineResult = medianOf(theirs);
-  return {
-    ...base,
-    status: fleetgateResult.failures ? "failures" : "ok",
-    fleetgate: fleetgateResult,
-    baseline: baselineResult,
-    ratio: fleetgateResult.rps / baselineResult.rps,
-    statements: checked.statements,
-    sameJson: checked.sameJson,
-    ...(fleetgateResult.failures ? { note: `${fleetgateResult.failures} failed requests` } : {}),
-  };
+  const baselineResult = medianOf(raw.results);
+  const peerRows: PeerRow[] = [...peers.unavailable];
+  for (const { peer, contender: measured, sameRows } of peers.measured) {
+    const result = medianOf(measured.results);
+    peerRows.push({
+      name: peer.name,
+      label: peer.label,
+      status: result.failures ? "failures" : "ok",
+      result,
+      ratio: result.rps / baselineResult.rps,
+      sameRows,
+      ...(result.failures ? { note: `${result.failures} failed requests` } : {}),
+    });
+  }
+  for (const [workload, { contender: measured, probe: checked }] of ours) {
+    const result = medianOf(measured.results);
+    rows.set(workload, {
+      ...header(workload),
+      status: result.failures ? "failures" : "ok",
+      fleetgate: result,
+      baseline: baselineResult,
+      ratio: result.rps / baselineResult.rps,
+      statements: checked.statements,
+      sameJson: checked.sameJson,
+      ...(result.failures ? { note: `${result.failures} failed requests` } : {}),
+      ...(workload === first && peerRows.length ? { peers: peerRows } : {}),
+    });
+  }
+  return variants.map((workload) => rows.get(workload) as LoadRow);
 }
+
+const header = (workload: Workload) => ({
+  id: workload.id,
+  group: workload.group,
+  title: workload.title,
+  caller: workload.caller,
+});

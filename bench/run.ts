@@ -1,4 +1,5 @@
-// `npm run bench [-- --quick] [-- --only W1,W5]`: the whole benchmark of issue 11, end to end.
+// `npm run bench [-- --quick] [-- --only W1,W5] [-- --peers]`: the whole benchmark of issues 11
+// and 22, end to end. --peers also starts PostGraphile 5 (bench/peers/) and measures it on W1/W2.
 // See bench/README-section.md for what it measures and how to read the results.
 
 import { execFileSync } from "node:child_process";
@@ -11,12 +12,14 @@ import pg from "pg";
 import { measureBulkPatch } from "./bulk.ts";
 import { chart } from "./chart.ts";
 import { measureColdStart } from "./coldstart.ts";
-import { createAdminKey, DEVICES_PER_FLEET, FLEETS, prepareData } from "./data.ts";
+import { createAdminKey, createMemberKey, DEVICES_PER_FLEET, FLEETS, prepareData } from "./data.ts";
 import type { SerialSettings, Target } from "./load.ts";
 import { resultsDir } from "./paths.ts";
+import type { Peer } from "./peers/peer.ts";
+import { startPostgraphile } from "./peers/postgraphile.ts";
 import { type Child, rssBytes, startChild, startFleetgate } from "./processes.ts";
 import { measureFanOut, type SimulatedFleet, startProxyFleets, stopProxyFleets } from "./proxy.ts";
-import { measureRead, type ReadSettings } from "./reads.ts";
+import { measureReads, type ReadSettings } from "./reads.ts";
 import {
   type ColdStart,
   evaluate,
@@ -27,14 +30,20 @@ import {
   markdown,
   type RunResult,
 } from "./report.ts";
-import { workloads } from "./workloads.ts";
+import { type Workload, workloads } from "./workloads.ts";
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string" } },
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string" },
+    peers: { type: "boolean", default: false },
+  },
 });
 const quick = flags.quick as boolean;
+const withPeers = flags.peers as boolean;
+// --only names groups (W1 runs W1 and W1u) or single workloads (W2au).
 const only = flags.only ? new Set(flags.only.split(",").map((name) => name.trim())) : undefined;
-const wanted = (group: string) => !only || only.has(group);
+const wanted = (group: string, id = group) => !only || only.has(group) || only.has(id);
 
 const databaseUrl = process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/fleetgate_bench";
 // fleetgate's own default (src/config.ts), given to both servers explicitly so they always match.
@@ -92,8 +101,12 @@ async function main(): Promise<void> {
       : "reusing the data set",
   );
   const adminKey = await createAdminKey(databaseUrl);
+  const memberKey = await createMemberKey(databaseUrl);
+  const reading = workloads.filter((w) => wanted(w.group, w.id));
 
   const children: Child[] = [];
+  const peers: Peer[] = [];
+  const peerProblems: string[] = [];
   let fleets: SimulatedFleet[] = [];
   const loads: LoadRow[] = [];
   const latencies: LatencyRow[] = [];
@@ -106,19 +119,42 @@ async function main(): Promise<void> {
       POOL_SIZE: String(poolSize),
     });
     children.push(raw);
+    if (withPeers && reading.some((w) => w.group !== "W4")) {
+      log("starting PostGraphile (--peers)");
+      // A peer that cannot be installed or started costs its rows, not the whole run.
+      try {
+        peers.push(await startPostgraphile(databaseUrl, poolSize, log));
+      } catch (error) {
+        peerProblems.push(`PostGraphile: ${(error as Error).message.slice(0, 500)}`);
+        log(`PostGraphile unavailable: ${(error as Error).message}`);
+      }
+    }
     const fleetgate: Target = {
       name: "fleetgate",
       url: server.url,
       pid: server.pid,
       headers: { authorization: `Bearer ${adminKey}` },
     };
+    const callers = {
+      admin: fleetgate,
+      user: { ...fleetgate, name: "fleetgate-user", headers: { authorization: `Bearer ${memberKey}` } },
+    };
     const baseline: Target = { name: "baseline", url: raw.url, pid: raw.pid, headers: {} };
 
     const keys = { uuid: data.deviceUuids, fleet: data.fleetIds.map(String) };
-    for (const workload of workloads.filter((w) => wanted(w.group))) {
-      loads.push(await measureRead(workload, keys[workload.keys], fleetgate, baseline, reads, log));
+    // A variant (W1u) is measured in the rounds of the workload it varies (W1), against one baseline.
+    const rounds = new Map<string, Workload[]>();
+    for (const workload of reading) {
+      const lead = workload.variantOf ?? workload.id;
+      rounds.set(lead, [...(rounds.get(lead) ?? []), workload]);
+    }
+    for (const variants of rounds.values()) {
+      const kind = (variants[0] as Workload).keys;
+      const targets = { fleetgate: callers, baseline, peers };
+      loads.push(...(await measureReads(variants, keys[kind], targets, reads, log)));
     }
     const afterReadsMiB = rssBytes(server.pid) / MiB;
+    const peersMiB = Object.fromEntries(peers.map((peer) => [peer.name, rssBytes(peer.target.pid) / MiB]));
     if (wanted("W3"))
       latencies.push(
         await measureBulkPatch(data.fleetIds, DEVICES_PER_FLEET, fleetgate, baseline, bulk, log),
@@ -130,7 +166,12 @@ async function main(): Promise<void> {
       for (const fleet of fleets)
         latencies.push(await measureFanOut(fleet, fleetgate, baseline, fanOut, log));
     }
-    memory = { afterReadsMiB, afterAllMiB: rssBytes(server.pid) / MiB, baselineMiB: rssBytes(raw.pid) / MiB };
+    memory = {
+      afterReadsMiB,
+      afterAllMiB: rssBytes(server.pid) / MiB,
+      baselineMiB: rssBytes(raw.pid) / MiB,
+      ...(peers.length ? { peersMiB } : {}),
+    };
   } catch (error) {
     // A server that died mid-run is the likeliest cause: say so, with what it last wrote.
     for (const child of children) {
@@ -141,6 +182,7 @@ async function main(): Promise<void> {
     throw error;
   } finally {
     await stopProxyFleets(fleets);
+    for (const peer of peers) await peer.stop();
     for (const child of children) await child.stop();
   }
 
@@ -154,7 +196,16 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     mode: quick ? "quick" : "full",
     machine: await machine(),
-    settings: { reads, bulk, fanOut, fleetSizes, coldStarts, poolSize, only: only ? [...only] : "all" },
+    settings: {
+      reads,
+      bulk,
+      fanOut,
+      fleetSizes,
+      coldStarts,
+      poolSize,
+      only: only ? [...only] : "all",
+      peers: [...peers.map((peer) => peer.label), ...peerProblems],
+    },
     data: {
       fleets: FLEETS,
       devicesPerFleet: DEVICES_PER_FLEET,

@@ -13,6 +13,12 @@ export interface BenchRequest {
 /** What a workload's key is drawn from. */
 export type KeyKind = "uuid" | "fleet";
 
+/**
+ * Who sends it: the bench's admin, or a normal user who is a member of the organization owning
+ * every bench fleet (so both see the same rows, and the difference is the permission predicate).
+ */
+export type Caller = "admin" | "user";
+
 export interface Workload {
   /** W1, W2a, …: the id in reports and in the baseline's dispatch. */
   readonly id: string;
@@ -20,6 +26,9 @@ export interface Workload {
   readonly group: "W1" | "W2" | "W4";
   readonly title: string;
   readonly keys: KeyKind;
+  readonly caller: Caller;
+  /** A variant sends the same requests as workload `variantOf`, from another caller, in its rounds. */
+  readonly variantOf?: string;
   /** 1 for every read, and for each GraphQL document (one root field each). */
   readonly expectedStatements: number;
   build(key: string): BenchRequest;
@@ -72,12 +81,24 @@ export function graphqlRequest(operationName: GraphqlOperation, variables: Recor
   } as const satisfies BenchRequest;
 }
 
-export const workloads: readonly Workload[] = [
+/** The same requests as `workload`, sent by the member user: W1 → W1u, W2a → W2au. */
+function asUser(workload: Workload): Workload {
+  return {
+    ...workload,
+    id: `${workload.id}u`,
+    title: `${workload.title}, as a member user`,
+    caller: "user",
+    variantOf: workload.id,
+  };
+}
+
+const adminWorkloads: readonly Workload[] = [
   {
     id: "W1",
     group: "W1",
     title: "device by uuid, $select",
     keys: "uuid",
+    caller: "admin",
     expectedStatements: 1,
     build: (uuid) => ({ method: "GET", path: byUuid(uuid) }),
   },
@@ -86,6 +107,7 @@ export const workloads: readonly Workload[] = [
     group: "W2",
     title: "50 devices of a fleet, $filter $expand $orderby $top",
     keys: "fleet",
+    caller: "admin",
     expectedStatements: 1,
     build: (fleet) => ({ method: "GET", path: fleetDevices(fleet) }),
   },
@@ -94,6 +116,7 @@ export const workloads: readonly Workload[] = [
     group: "W2",
     title: "fleet by id, $expand=owns__device(…$top=50)",
     keys: "fleet",
+    caller: "admin",
     expectedStatements: 1,
     build: (fleet) => ({ method: "GET", path: fleetWithDevices(fleet) }),
   },
@@ -102,6 +125,7 @@ export const workloads: readonly Workload[] = [
     group: "W4",
     title: "GraphQL device(uuid)",
     keys: "uuid",
+    caller: "admin",
     expectedStatements: 1,
     build: (uuid) => graphqlRequest("DeviceByUuid", { uuid }),
   },
@@ -110,6 +134,7 @@ export const workloads: readonly Workload[] = [
     group: "W4",
     title: "GraphQL devices(where fleet, first 50)",
     keys: "fleet",
+    caller: "admin",
     expectedStatements: 1,
     build: (fleet) => graphqlRequest("FleetDevices", { fleet: Number(fleet) }),
   },
@@ -118,10 +143,18 @@ export const workloads: readonly Workload[] = [
     group: "W4",
     title: "GraphQL application { ownsDevice(first 50) }",
     keys: "fleet",
+    caller: "admin",
     expectedStatements: 1,
     build: (fleet) => graphqlRequest("FleetWithDevices", { fleet: Number(fleet) }),
   },
 ];
+
+// Each user variant follows its admin workload, so a group's rows stay together in the report.
+const userVariants = new Set(["W1", "W2a", "W2b"]);
+
+export const workloads: readonly Workload[] = adminWorkloads.flatMap((workload) =>
+  userVariants.has(workload.id) ? [workload, asUser(workload)] : [workload],
+);
 
 /** W3: one bulk PATCH of every device of `fleets` (10 fleets of 100 devices: 1,000 rows). */
 export function bulkPatch(fleets: readonly number[], note: string): BenchRequest {

@@ -74,6 +74,25 @@ const schema = z.object({
   PROXY_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 10_000),
   PROXY_CONCURRENCY: z.coerce.number().int().min(1).max(1024).default(128),
   PROXY_ALLOWED_NETWORKS: z.string().optional(),
+  // Commands as jobs (`Prefer: respond-async`, README "Commands as jobs"): whether this instance
+  // runs the job queue and works its batches; devices per batch; devices of one job called at once
+  // over every instance; devices this instance calls at once over every job; calls a device gets at
+  // most when unreachable or silent, and the wait before the first retry (doubled after each); the
+  // heartbeat of a running batch, and how often an instance looks for batches whose worker went
+  // silent (both seconds: a batch of a killed instance is taken over within about their sum); how
+  // often an idle worker looks for batches (seconds).
+  COMMAND_JOBS: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((value) => value === "true"),
+  COMMAND_JOB_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
+  COMMAND_JOB_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(200),
+  COMMAND_JOB_INSTANCE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(400),
+  COMMAND_JOB_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(3),
+  COMMAND_JOB_RETRY_DELAY: duration("seconds", 1, 3600, 2),
+  COMMAND_JOB_HEARTBEAT: duration("seconds", 10, 3600, 30),
+  COMMAND_JOB_SUPERVISE_INTERVAL: duration("seconds", 1, 3600, 15),
+  COMMAND_JOB_POLL_INTERVAL: z.coerce.number().min(0.5).max(3600).default(2),
   // OData reads: the cost limit (rows a request could produce), what a collection or expansion
   // without $top counts as, and how deeply $expand may nest.
   ODATA_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),

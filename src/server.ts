@@ -9,9 +9,12 @@ import { signingSecret, storedSecret } from "./auth/secrets.ts";
 import { defaultThrottleOptions, LoginThrottle } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
+import type { ReadPlan } from "./core/plan-types.ts";
+import { StatementShapes } from "./core/statement-shapes.ts";
 import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
+import { createBus } from "./events/bus.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
 import { sendError } from "./http/errors.ts";
@@ -23,7 +26,9 @@ import { noteActor, useRequestLog } from "./http/request-log.ts";
 import { useUnitOfWork } from "./http/unit-of-work.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
+import type { UrlShapeRead } from "./odata/read.ts";
 import { buildVersions } from "./odata/versions/index.ts";
+import { startCommandJobs } from "./proxy/jobs/start.ts";
 import { defaultNetworks, NetworkGuard } from "./proxy/network-guard.ts";
 import { proxyOutcomes } from "./proxy/outcome.ts";
 import { proxyRoutes } from "./proxy/routes.ts";
@@ -74,9 +79,18 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       "X-Balena-Client",
       "OData-Version",
       "x-dry-run",
+      "Prefer",
+      "Idempotency-Key",
       REQUEST_ID_HEADER,
     ],
-    exposedHeaders: ["Retry-After", "Location", "x-sql-statements", "x-affected-rows", REQUEST_ID_HEADER],
+    exposedHeaders: [
+      "Retry-After",
+      "Location",
+      "Preference-Applied",
+      "x-sql-statements",
+      "x-affected-rows",
+      REQUEST_ID_HEADER,
+    ],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
   // Before any route: the request id, log, metrics, body limits and cancellation wrap every
@@ -85,7 +99,13 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   useRequestLog(app);
   useBodyLimits(app);
   useUnitOfWork(app);
+  // Compiled reads by shape, shared by the OData and GraphQL surfaces (core/statement-shapes.ts).
+  const compiled = {
+    urls: new StatementShapes<UrlShapeRead>(),
+    queries: new StatementShapes<ReadPlan["kind"]>(),
+  };
   const metrics = useMetrics(app, {
+    statementShapes: { odata_url: compiled.urls, query: compiled.queries },
     db: deps.db,
     model: deps.model,
     token: deps.config.METRICS_TOKEN,
@@ -129,30 +149,48 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       unboundedRows: deps.config.ODATA_UNBOUNDED_ROWS,
       maxExpandDepth: deps.config.ODATA_MAX_EXPAND_DEPTH,
     },
+    compiled,
   });
   const keys = new KeyBox(
     await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),
   );
+  const guard = new NetworkGuard(
+    deps.config.PROXY_ALLOWED_NETWORKS?.split(",").map((network) => network.trim()) ?? defaultNetworks,
+  );
+  const timeoutMs = deps.config.PROXY_TIMEOUT_MS;
+  // Commands as jobs: the queue and this instance's worker, stopped with the server (a running
+  // batch gets a few seconds; another instance, or this one restarted, takes over the rest).
+  const commandJobs = deps.config.COMMAND_JOBS
+    ? startCommandJobs({ ...deps, keys, guard, timeoutMs, observe: metrics.proxyCommand })
+    : undefined;
+  app.addHook("onClose", async () => {
+    await commandJobs?.stop(Math.min(deps.config.SHUTDOWN_GRACE, 10) * 1000);
+  });
   const proxy = {
     db: deps.db,
     model: deps.model,
     keys,
-    guard: new NetworkGuard(
-      deps.config.PROXY_ALLOWED_NETWORKS?.split(",").map((network) => network.trim()) ?? defaultNetworks,
-    ),
-    timeoutMs: deps.config.PROXY_TIMEOUT_MS,
+    guard,
+    timeoutMs,
     concurrency: deps.config.PROXY_CONCURRENCY,
     observe: metrics.proxyCommand,
+    ...(commandJobs ? { jobs: commandJobs.jobs } : {}),
   };
   proxyRoutes(app, { ...proxy, requireCaller: (request) => requireCaller(request, authenticator) });
+  // The change bus of GraphQL subscriptions: it LISTENs only while someone subscribes. Closed
+  // before the server waits for its requests to end, so open subscriptions complete and let it.
+  const events = createBus(deps.db, deps.logger);
+  app.addHook("preClose", () => events.close());
   graphqlRoutes(app, {
     db: deps.db,
     model: deps.model,
     proxy,
     identitiesChanged: () => authenticator.forget(),
+    events,
     config: deps.config,
     logger: deps.logger,
     callerOf: (request) => callerOf(request, authenticator),
+    compiled: compiled.queries,
   });
   deviceRoutes(app, {
     db: deps.db,

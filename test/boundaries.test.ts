@@ -17,17 +17,19 @@ const layers: Record<string, readonly string[]> = {
   db: ["model", ...shared],
   auth: ["model", "db", ...shared],
   core: ["model", "db", "auth", ...shared],
+  // The change bus (LISTEN/NOTIFY) between instances.
+  events: ["db", ...shared],
   odata: surfaceBase,
-  devices: surfaceBase,
+  devices: [...surfaceBase, "events"],
   catalogue: surfaceBase,
   proxy: surfaceBase,
-  graphql: [...surfaceBase, "proxy"],
+  graphql: [...surfaceBase, "proxy", "events"],
   // The device-side agent talks to the cloud over HTTP only.
   supervisor: [],
   accounts: surfaceBase,
   seed: [...surfaceBase, "catalogue"],
   http: [...surfaceBase, "odata"],
-  server: [...surfaceBase, "odata", "graphql", "proxy", "devices", "catalogue", "http"],
+  server: [...surfaceBase, "odata", "graphql", "proxy", "devices", "catalogue", "http", "events"],
   commands: [...surfaceBase, "accounts", "catalogue", "seed", "server", "supervisor", "http"],
   cli: ["commands", ...shared],
 };

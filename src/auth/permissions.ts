@@ -8,12 +8,27 @@ import type { Resource } from "../model/types.ts";
  */
 export interface Permissions {
   /** SQL that is true for the rows of `resource`, aliased `row`, which the caller may read. */
-  readable(resource: Resource, row: Fragment): Fragment;
+  readable(resource: Resource, row: Fragment, rows?: RowsHint): Fragment;
   /** SQL that is true for the rows the caller may create, change or delete (checked on the rows after a write too). */
-  writable(resource: Resource, row: Fragment): Fragment;
+  writable(resource: Resource, row: Fragment, rows?: RowsHint): Fragment;
+  /**
+   * Names everything the predicates depend on (the kind of caller and its ids), so two callers with
+   * the same key compile a query to the same statement and values; none: do not cache by caller.
+   */
+  readonly cacheKey?: string;
+}
+
+/**
+ * What the planner knows of the rows a predicate is checked on, so a policy can choose the form
+ * PostgreSQL runs fastest: the same rows pass either way.
+ */
+export interface RowsHint {
+  /** At most one row, found by its key: a check of that row beats one over everything the caller may see. */
+  readonly single?: boolean;
 }
 
 export const adminPermissions: Permissions = {
   readable: () => sql`TRUE`,
   writable: () => sql`TRUE`,
+  cacheKey: "admin",
 };

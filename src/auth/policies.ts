@@ -1,7 +1,7 @@
 import { type Fragment, param, sql } from "../db/sql.ts";
 import type { Resource } from "../model/types.ts";
 import type { Caller } from "./caller.ts";
-import { adminPermissions, type Permissions } from "./permissions.ts";
+import { adminPermissions, type Permissions, type RowsHint } from "./permissions.ts";
 
 // Row predicates per kind of caller. Each is SQL over the row alias, with the caller's ids bound
 // as parameters, so every caller of a kind shares one prepared statement per query shape.
@@ -32,6 +32,35 @@ function ownedOrganizations(userId: number): Fragment {
   return sql`(SELECT m."is_member_of__organization" FROM "organization_membership" m
     WHERE m."user" = ${param(userId, "int4")} AND m."organization_membership_role" IN (
       SELECT r."id" FROM "organization_membership_role" r WHERE r."name" = 'administrator'))`;
+}
+
+/**
+ * The organization of the fleet a row of `table` belongs to, looked up by key: for one row, this
+ * costs a lookup, where `byFleet` makes PostgreSQL hash every fleet of the caller first.
+ */
+function fleetOrganization(table: string, row: Fragment): Fragment | undefined {
+  switch (table) {
+    case "application":
+      return sql`${row}."organization"`;
+    case "device":
+    case "release":
+      return sql`(SELECT oa."organization" FROM "application" oa WHERE oa."id" = ${row}."belongs_to__application")`;
+    case "application_tag":
+    case "application_environment_variable":
+    case "application_config_variable":
+      return sql`(SELECT oa."organization" FROM "application" oa WHERE oa."id" = ${row}."application")`;
+    case "release_tag":
+      return sql`(SELECT oa."organization" FROM "release" orl JOIN "application" oa ON oa."id" = orl."belongs_to__application"
+        WHERE orl."id" = ${row}."release")`;
+    case "device_tag":
+    case "device_environment_variable":
+    case "device_config_variable":
+    case "billing_event":
+      return sql`(SELECT oa."organization" FROM "device" od JOIN "application" oa ON oa."id" = od."belongs_to__application"
+        WHERE od."id" = ${row}."device")`;
+    default:
+      return undefined;
+  }
 }
 
 /** The rows of `table`, aliased `row`, that belong to one of `fleets`. */
@@ -66,6 +95,18 @@ function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragmen
     OR ${row}."is_of__actor" IN (SELECT kd."actor" FROM "device" kd WHERE kd."belongs_to__application" IN ${fleets}))`;
 }
 
+// A command job is its issuer's: they could write every device it targeted when they sent it.
+// Another user (of the same organization or not) sees none of it; admins see every job.
+const issuedBy = (row: Fragment, actor: number): Fragment =>
+  sql`${row}."is_issued_by__actor" = ${param(actor, "int4")}`;
+
+/** A device's result shows when its job does and the device is still one the caller may read. */
+function ownResult(row: Fragment, userId: number, actor: number): Fragment {
+  return sql`(${row}."command_job" IN (SELECT cj."id" FROM "command_job" cj WHERE ${issuedBy(sql`cj`, actor)})
+    AND ${row}."device" IN (SELECT rd."id" FROM "device" rd WHERE rd."belongs_to__application" IN ${memberFleets(userId)}
+      OR rd."belongs_to__user" = ${param(userId, "int4")}))`;
+}
+
 // The public catalogue: every caller reads it (private device types aside), nobody writes it through OData.
 const catalogue = new Set([
   "device_type",
@@ -78,8 +119,15 @@ const catalogue = new Set([
 
 function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions {
   const { userId, actor } = caller;
+  // Rows of the fleets of the user's organizations. Both forms select the same rows (a fleet's
+  // organization is never null); which is faster depends on how many rows are checked.
+  const ofMemberFleet = (table: string, row: Fragment, rows: RowsHint | undefined) => {
+    if (!rows?.single) return byFleet(table, row, memberFleets(userId));
+    const organization = fleetOrganization(table, row);
+    return organization && sql`${organization} IN ${memberOrganizations(userId)}`;
+  };
   return {
-    readable(resource: Resource, row: Fragment) {
+    readable(resource: Resource, row: Fragment, rows?: RowsHint) {
       if (resource.name === "my_application")
         return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
       if (catalogue.has(resource.table))
@@ -96,16 +144,20 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
         case "application":
           return sql`(${isPublicFleet(row)} OR ${row}."organization" IN ${memberOrganizations(userId)})`;
         case "release":
-          return sql`(${row}."belongs_to__application" IN ${memberFleets(userId)} OR ${publicRelease(row)})`;
+          return sql`(${ofMemberFleet("release", row, rows) ?? none} OR ${publicRelease(row)})`;
         case "device":
           // A device a user joined (to any fleet) shows them its own row, and only that.
-          return sql`(${row}."belongs_to__application" IN ${memberFleets(userId)}
+          return sql`(${ofMemberFleet("device", row, rows) ?? none}
             OR ${row}."belongs_to__user" = ${param(userId, "int4")})`;
+        case "command_job":
+          return issuedBy(row, actor);
+        case "command_result":
+          return ownResult(row, userId, actor);
         default:
-          return byFleet(resource.table, row, memberFleets(userId)) ?? none;
+          return ofMemberFleet(resource.table, row, rows) ?? none;
       }
     },
-    writable(resource: Resource, row: Fragment) {
+    writable(resource: Resource, row: Fragment, rows?: RowsHint) {
       switch (resource.table) {
         case "user":
           return sql`${row}."id" = ${param(userId, "int4")}`;
@@ -118,8 +170,11 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
         case "application":
           // By its organization, not its id: a fleet about to be created has none yet.
           return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
+        case "command_job":
+          // Only its status, and only to "cancelled" (src/core/write/rules/command-job.ts).
+          return issuedBy(row, actor);
         default:
-          return byFleet(resource.table, row, memberFleets(userId)) ?? none;
+          return ofMemberFleet(resource.table, row, rows) ?? none;
       }
     },
   };
@@ -188,7 +243,33 @@ const anonymousPermissions: Permissions = {
   writable: () => none,
 };
 
+// The authenticator hands out the same caller object for a credential while it caches it.
+const known = new WeakMap<Caller, Permissions>();
+
 export function permissionsFor(caller: Caller): Permissions {
+  let permissions = known.get(caller);
+  if (!permissions) {
+    permissions = { ...predicatesFor(caller), cacheKey: cacheKeyOf(caller) };
+    known.set(caller, permissions);
+  }
+  return permissions;
+}
+
+/** What the predicates below read of a caller: callers alike in these compile alike. */
+function cacheKeyOf(caller: Caller): string {
+  switch (caller.kind) {
+    case "user":
+      return `user ${caller.actor} ${caller.userId} ${caller.isAdmin}`;
+    case "device":
+      return `device ${caller.actor} ${caller.deviceId} ${caller.applicationId}`;
+    case "application":
+      return `application ${caller.actor} ${caller.applicationId}`;
+    case "anonymous":
+      return "anonymous";
+  }
+}
+
+function predicatesFor(caller: Caller): Permissions {
   switch (caller.kind) {
     case "user": {
       if (!caller.isAdmin) return userPermissions(caller);

@@ -41,7 +41,9 @@ export function resolveResource(model: Model, name: string): Resource {
 export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
   const tables = new Tables(context.model, context.permissions, query.versionFields);
   const planner = new SelectPlanner(tables, new ExprPlanner(tables), context);
-  const table = tables.add(resolveResource(context.model, query.resource));
+  const table = tables.add(resolveResource(context.model, query.resource), {
+    single: query.key !== undefined,
+  });
   const scope: Scope = { table, variables: new Map() };
   const where = [
     ...(query.key ? [planner.key(table, query.key)] : []),
@@ -62,7 +64,11 @@ export interface WriteTargetPlan {
 export function planWriteTarget(query: ODataQuery, context: Omit<PlanContext, "format">): WriteTargetPlan {
   const plan = planRead({ ...query, count: true }, { ...context, format: "pinejs" });
   if (plan.kind !== "count") throw new Error("a count plan was expected");
-  return { ...plan, writable: context.permissions.writable(plan.table.resource, ident(plan.table.alias)) };
+  const rows = { single: query.key !== undefined };
+  return {
+    ...plan,
+    writable: context.permissions.writable(plan.table.resource, ident(plan.table.alias), rows),
+  };
 }
 
 class SelectPlanner {

@@ -163,3 +163,12 @@ export class LinkReference {
     readonly writtenAs: string,
   ) {}
 }
+
+/** `id in (…)`: the rows of these ids (a batch of lookups, a snapshot after a write). */
+export function idIn(ids: readonly number[]): Expr {
+  return {
+    kind: "in",
+    operand: { kind: "path", segments: ["id"] },
+    values: ids.map((id) => ({ kind: "number", value: id })),
+  };
+}

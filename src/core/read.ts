@@ -1,30 +1,82 @@
-import type { Executor } from "../db/database.ts";
+import type { Executor, Statement } from "../db/database.ts";
 import { checkReadLimits, type ReadLimits } from "./limits.ts";
 import { type PlanContext, planRead } from "./plan.ts";
 import type { ReadPlan } from "./plan-types.ts";
 import type { ODataQuery } from "./query.ts";
+import { queryShape, withSlotValues } from "./query-shape.ts";
 import { compileRead } from "./sql/compile.ts";
+import type { StatementShapes } from "./statement-shapes.ts";
+
+/** Compiled reads by query shape (./query-shape.ts), with what kind of read each is. */
+export type CompiledReads = StatementShapes<ReadPlan["kind"]>;
 
 export interface ReadContext extends PlanContext {
   readonly db: Executor;
   /** The cost and depth limits, checked before the statement runs when given. */
   readonly limits?: ReadLimits;
+  /** Reuses the statements of queries of the same shape, for callers whose permissions have a `cacheKey`. */
+  readonly compiled?: CompiledReads;
+}
+
+/** A read statement, ready to run, and whether it reads rows or counts them. */
+export interface CompiledRead {
+  readonly kind: ReadPlan["kind"];
+  readonly statement: Statement;
 }
 
 export interface ReadResult {
-  readonly plan: ReadPlan;
+  readonly kind: ReadPlan["kind"];
   /** The rows as JSON array text (`[]` for a count), passed on unparsed where a surface can. */
   readonly json: string;
   /** `/$count`, or the inline count `$count=true` asked for. */
   readonly count: number | undefined;
 }
 
-/** The one read path of every surface: plan (model + permissions) → limits → compile → one statement. */
-export async function readQuery(query: ODataQuery, context: ReadContext): Promise<ReadResult> {
+/** Plan (model + permissions) → limits → compile. */
+function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): CompiledRead {
   const plan = planRead(query, context);
   if (context.limits) checkReadLimits(plan, context.limits);
-  const [row] = await context.db.query<{ body?: string; count?: number }>(compileRead(plan));
-  return { plan, json: row?.body ?? "[]", count: plan.kind === "count" ? (row?.count ?? 0) : row?.count };
+  return { kind: plan.kind, statement: compileRead(plan) };
+}
+
+/**
+ * The statement a query reads with, not yet run: from the statements of its shape when this
+ * caller read one before, else planned and compiled (and learnt).
+ */
+export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">): CompiledRead {
+  const { compiled, permissions } = context;
+  if (!compiled || permissions.cacheKey === undefined) return compileFresh(query, context);
+  const shape = queryShape(query);
+  // Everything else the statement depends on: the caller, the format, a system read, the limits.
+  const key = `${permissions.cacheKey}\n${context.format}\n${context.system === true}\n${JSON.stringify(context.limits)}\n${shape.key}`;
+  const hit = compiled.lookup(key, shape.slots);
+  if (hit) return { kind: hit.extra, statement: hit.statement };
+  const fresh = compileFresh(query, context);
+  if (!compiled.knows(key)) {
+    compiled.learn(key, shape.slots, fresh.statement, fresh.kind, (values) => {
+      try {
+        return compileFresh(withSlotValues(query, values), context).statement;
+      } catch {
+        return undefined;
+      }
+    });
+  }
+  return fresh;
+}
+
+/** Runs a compiled read statement: the one statement of a read. */
+export async function runRead(db: Executor, read: CompiledRead): Promise<ReadResult> {
+  const [row] = await db.query<{ body?: string; count?: number }>(read.statement);
+  return {
+    kind: read.kind,
+    json: row?.body ?? "[]",
+    count: read.kind === "count" ? (row?.count ?? 0) : row?.count,
+  };
+}
+
+/** The one read path of every surface: plan (model + permissions) → limits → compile → one statement. */
+export async function readQuery(query: ODataQuery, context: ReadContext): Promise<ReadResult> {
+  return runRead(context.db, compileQuery(query, context));
 }
 
 /** The rows a (v6) query reads, parsed. */

@@ -1,4 +1,4 @@
-import type { Permissions } from "../auth/permissions.ts";
+import type { Permissions, RowsHint } from "../auth/permissions.ts";
 import { ident } from "../db/sql.ts";
 import type { Model, Navigation, Resource } from "../model/types.ts";
 import type { Join, Planned, TableRef } from "./plan-types.ts";
@@ -14,9 +14,10 @@ export class Tables {
     private readonly versionFields: VersionFields = new Map(),
   ) {}
 
-  add(resource: Resource): TableRef {
+  /** `rows`: what is known of the rows it will read (a key lookup reads one). */
+  add(resource: Resource, rows?: RowsHint): TableRef {
     const alias = `t${this.next++}`;
-    return { resource, alias, permission: this.permissions.readable(resource, ident(alias)) };
+    return { resource, alias, permission: this.permissions.readable(resource, ident(alias), rows) };
   }
 
   /** `local`: the parent's side when it is computed (a version field's link), not the navigation's column. */

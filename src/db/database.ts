@@ -1,3 +1,4 @@
+import type { PGlite } from "@electric-sql/pglite";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 
 /** One SQL statement with its parameters bound separately: no value ever reaches the text. */
@@ -30,6 +31,15 @@ export interface Database extends Executor {
   /** Runs `work` in one transaction on one connection; rolls back if it throws. */
   transaction<T>(work: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * NOTIFY on `channel`, delivered to `onPayload` over a connection of its own (src/events' bus);
+   * resolves to the function that stops. Absent on a database that cannot listen.
+   */
+  listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /** PostgreSQL's URL, for the job queue's own small pool (src/proxy/jobs/). */
+  readonly url?: string;
+  /** The embedded database's one connection, for the job queue's own adapter (src/proxy/jobs/). */
+  readonly embedded?: PGlite;
   /** PostgreSQL's pool; the embedded database has none (one connection, inside the process). */
   poolStats?(): PoolStats;
 }

@@ -42,12 +42,18 @@ export async function openEmbedded(dataDir: string | undefined): Promise<Databas
   let prisma: PrismaClient | undefined;
   return {
     kind: "embedded",
+    embedded: pglite,
     get prisma() {
       prisma ??= new PrismaClient({ adapter: new PrismaPGlite(pglite) });
       return prisma;
     },
     ...executorOn(pglite),
     transaction: (work) => pglite.transaction((tx) => work(executorOn(tx))),
+    // PGlite's own LISTEN: a NOTIFY of this instance is delivered when its transaction commits.
+    listen: async (channel, onPayload) => {
+      const stop = await pglite.listen(channel, onPayload);
+      return () => stop();
+    },
     async close() {
       await prisma?.$disconnect();
       await pglite.close();

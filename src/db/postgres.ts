@@ -13,6 +13,7 @@ import {
   StatementTimeout,
 } from "./failures.ts";
 import { cancelBackend } from "./pg-cancel.ts";
+import { PgListener } from "./pg-listener.ts";
 import { countStatement, currentUnit } from "./unit-of-work.ts";
 
 // Named prepared statements: PostgreSQL plans each distinct text once per connection.
@@ -159,8 +160,20 @@ export function openPostgres(options: PostgresOptions): Database {
   });
   // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
   let prisma: PrismaClient | undefined;
+  // Connects on the first LISTEN: only a server with live subscriptions holds this connection.
+  const listener = new PgListener(
+    () =>
+      new pg.Client({
+        connectionString: options.url,
+        keepAlive: true,
+        connectionTimeoutMillis: connectTimeoutMs,
+        // Named, so an operator (or a test) can tell it in pg_stat_activity.
+        application_name: "fleetgate-listen",
+      }),
+  );
   return {
     kind: "postgres",
+    url: options.url,
     get prisma() {
       prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
       return prisma;
@@ -181,7 +194,9 @@ export function openPostgres(options: PostgresOptions): Database {
           throw error;
         }
       }),
+    listen: (channel, onPayload) => listener.listen(channel, onPayload),
     async close() {
+      await listener.close();
       await prisma?.$disconnect();
       await pool.end();
     },

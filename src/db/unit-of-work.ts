@@ -48,3 +48,11 @@ export function withCancellation<T>(signal: AbortSignal, work: () => T): T {
   else signal.addEventListener("abort", () => abandon(unit), { once: true });
   return withUnitOfWork(unit, work);
 }
+
+/**
+ * Runs `work` outside the current unit of work, with everything it starts (timers, loops): the
+ * server's own background work, such as the job queue a request happened to start first.
+ */
+export function outsideUnitOfWork<T>(work: () => T): T {
+  return scope.exit(work);
+}

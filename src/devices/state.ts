@@ -3,6 +3,7 @@ import type { KeyBox } from "../auth/key-box.ts";
 import { releaseWithCommit } from "../core/write/rules/release.ts";
 import type { Executor } from "../db/database.ts";
 import { ident, join, param, sql, toStatement } from "../db/sql.ts";
+import { channels, devicePayload, notify } from "../events/channels.ts";
 
 const count = z
   .number()
@@ -56,6 +57,21 @@ const integers = new Set([
   "cpu_temp",
 ]);
 
+// The columns whose change is published on the change bus (GraphQL `deviceChanged`): online state,
+// status, running release and download progress, not every heartbeat.
+const watched = [
+  "is_online",
+  "status",
+  "is_running__release",
+  "download_progress",
+  "provisioning_progress",
+  "provisioning_state",
+];
+
+/** Announces each changed device of `changed` (a CTE returning "id", "belongs_to__application"). */
+const announce = (noticed = sql`TRUE`) =>
+  sql`SELECT "id", CASE WHEN ${noticed} THEN ${notify(channels.device, devicePayload(sql`"id"`, sql`"belongs_to__application"`))} END AS "announced" FROM "changed"`;
+
 /**
  * Stores a report and marks the device heard from: online, connected, heartbeat now; the
  * connectivity event moves only when it was offline. `commit` becomes the release of its fleet.
@@ -84,19 +100,29 @@ export async function recordState(
   }
   // System write (ARCHITECTURE.md, "System writes"): a device reports its own state; these are
   // fields no user writes and the write core's rules and permissions are for users' writes.
+  // One statement still: the row as it was (locked, so a concurrent sweep cannot slip between), the
+  // update, and a NOTIFY when a watched column changed, sent when the report commits.
+  const previous = ident("previous");
+  const noticed = join(
+    watched.map((column) => sql`${device}.${ident(column)} IS DISTINCT FROM ${previous}.${ident(column)}`),
+    " OR ",
+  );
   const rows = await db.query(
     toStatement(
-      sql`UPDATE "device" ${device} SET ${join(
-        [
-          ...assignments,
-          sql`"last_connectivity_event" = CASE WHEN ${device}."is_online" THEN ${device}."last_connectivity_event" ELSE now() END`,
-          sql`"is_online" = true`,
-          sql`"is_connected_to_vpn" = true`,
-          sql`"api_heartbeat_state" = 'online'`,
-          sql`"last_heartbeat_at" = now()`,
-        ],
-        ", ",
-      )} WHERE ${device}."uuid" = ${param(uuid, "text")} RETURNING ${device}."id"`,
+      sql`WITH ${previous} AS (SELECT "id", ${join(watched.map(ident), ", ")} FROM "device" WHERE "uuid" = ${param(uuid, "text")} FOR UPDATE),
+       "changed" AS (UPDATE "device" ${device} SET ${join(
+         [
+           ...assignments,
+           sql`"last_connectivity_event" = CASE WHEN ${device}."is_online" THEN ${device}."last_connectivity_event" ELSE now() END`,
+           sql`"is_online" = true`,
+           sql`"is_connected_to_vpn" = true`,
+           sql`"api_heartbeat_state" = 'online'`,
+           sql`"last_heartbeat_at" = now()`,
+         ],
+         ", ",
+       )} FROM ${previous} WHERE ${device}."id" = ${previous}."id"
+       RETURNING ${device}."id", ${device}."belongs_to__application", (${noticed}) AS "noticed")
+       ${announce(sql`"noticed"`)}`,
     ),
   );
   return rows.length > 0;
@@ -129,12 +155,15 @@ export async function targetState(
  * own sweep, on behalf of no caller.
  */
 export async function markSilentDevicesOffline(db: Executor, timeoutSeconds: number): Promise<number> {
-  const rows = await db.query({
-    text: `UPDATE "device" SET "is_online" = false, "is_connected_to_vpn" = false, "api_heartbeat_state" = 'offline',
-                  "last_connectivity_event" = now()
-            WHERE "is_online" AND "last_heartbeat_at" < now() - make_interval(secs => $1::int4)
-           RETURNING "id"`,
-    values: [timeoutSeconds],
-  });
+  // Every device it marks changed its online state: each is announced on the change bus.
+  const rows = await db.query(
+    toStatement(
+      sql`WITH "changed" AS (UPDATE "device" SET "is_online" = false, "is_connected_to_vpn" = false,
+                  "api_heartbeat_state" = 'offline', "last_connectivity_event" = now()
+            WHERE "is_online" AND "last_heartbeat_at" < now() - make_interval(secs => ${param(timeoutSeconds, "int4")})
+           RETURNING "id", "belongs_to__application")
+       ${announce()}`,
+    ),
+  );
   return rows.length;
 }

@@ -1,8 +1,10 @@
 import type { Authenticated, Caller } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
+import type { CompiledReads } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
+import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import type { ProxyContext } from "../proxy/command.ts";
 import type { RowLoaders } from "./loaders.ts";
@@ -27,6 +29,10 @@ export interface GraphQLCore {
   readonly proxy: Omit<ProxyContext, "permissions" | "actor">;
   /** A write changed users or keys: cached credentials must be looked up again. */
   readonly identitiesChanged: () => void;
+  /** The change bus the subscriptions listen to. */
+  readonly events: EventBus;
+  /** Compiled reads by query shape, shared with the OData surface. */
+  readonly compiled?: CompiledReads;
 }
 
 /** The caller and their permissions: an invalid credential is refused; no credential reads what is public. */

@@ -1,6 +1,6 @@
 import DataLoader from "dataloader";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
-import type { ODataQuery } from "../core/query.ts";
+import { idIn, type ODataQuery } from "../core/query.ts";
 import type { RequestCost, SelectionPlanner } from "./selection.ts";
 import type { GraphQLModel, Row } from "./types.ts";
 
@@ -49,11 +49,7 @@ export class RowLoaders {
       options: {
         ...selection,
         select: [...(selection.select ?? []), { path: ["id"], as: ID_KEY }],
-        filter: {
-          kind: "in",
-          operand: { kind: "path", segments: ["id"] },
-          values: ids.map((id) => ({ kind: "number", value: id })),
-        },
+        filter: idIn(ids),
       },
     });
     const byId = new Map(rows.map((found) => [found[ID_KEY], found]));

@@ -9,8 +9,14 @@ import type { ObjectSpec, Row } from "./types.ts";
 // Every root field is one read plan and one SQL statement, whatever its selection below.
 
 function readContext(context: GraphQLContext): ReadContext {
-  const { db, model } = context.core;
-  return { db, model, permissions: access(context).permissions, format: "v4" };
+  const { db, model, compiled } = context.core;
+  return {
+    db,
+    model,
+    permissions: access(context).permissions,
+    format: "v4",
+    ...(compiled ? { compiled } : {}),
+  };
 }
 
 /** The rows a (v6) query reads, under the caller's permissions: one plan, one statement. */
@@ -61,12 +67,24 @@ export async function readCount(
 }
 
 /** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */
+// GraphQL name → field name of each object's fields and links, made once per object.
+const fieldNames = new WeakMap<ObjectSpec, Map<string, string>>();
+
+function fieldNamesOf(spec: ObjectSpec): Map<string, string> {
+  let names = fieldNames.get(spec);
+  if (!names) {
+    names = new Map();
+    for (const [name, member] of spec.members) {
+      if (member.kind === "field" || member.kind === "link") names.set(name, member.field.name);
+    }
+    fieldNames.set(spec, names);
+  }
+  return names;
+}
+
 export function keyOf(spec: ObjectSpec, resourceKeys: readonly (readonly string[])[], args: Row): Key {
   const given = Object.entries(args).filter(([, value]) => value !== undefined && value !== null);
-  const names = new Map<string, string>();
-  for (const [name, member] of spec.members) {
-    if (member.kind === "field" || member.kind === "link") names.set(name, member.field.name);
-  }
+  const names = fieldNamesOf(spec);
   const fields = given.map(([name]) => names.get(name) as string);
   const isKey = resourceKeys.some(
     (key) => key.length === fields.length && key.every((f) => fields.includes(f)),

@@ -4,6 +4,7 @@ import { createBuilder } from "./builder.ts";
 import { mutationFields } from "./mutations.ts";
 import { type ObjectRef, objectTypes } from "./objects.ts";
 import { queryFields } from "./queries.ts";
+import { subscriptionFields } from "./subscriptions.ts";
 import { supervisorFields } from "./supervisor.ts";
 import { GraphQLModel } from "./types.ts";
 
@@ -13,7 +14,12 @@ export function buildSchema(graph: GraphQLModel): GraphQLSchema {
   const refs = objectTypes(builder, graph);
   queryFields(builder, graph, refs);
   mutationFields(builder, graph, refs);
-  supervisorFields(builder, refs.objects.get("Device") as ObjectRef);
+  supervisorFields(
+    builder,
+    refs.objects.get("Device") as ObjectRef,
+    refs.objects.get("CommandJob") as ObjectRef,
+  );
+  subscriptionFields(builder, graph, refs);
   return builder.toSchema();
 }
 

@@ -1,5 +1,6 @@
 import { Forbidden } from "../errors.ts";
 import { type DeviceResult, type ProxyInput, proxyCommand } from "../proxy/command.ts";
+import { checkIdempotencyKey, submitCommandJob } from "../proxy/jobs/submit.ts";
 import type { Builder } from "./builder.ts";
 import { type GraphQLContext, writer } from "./context.ts";
 import type { ObjectRef } from "./objects.ts";
@@ -90,29 +91,55 @@ const queries: Record<string, Command> = {
   supervisorHealthy: { path: "/v1/healthy", method: "GET", description: "Whether the supervisor is healthy" },
 };
 
+interface Outcome {
+  readonly targets: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  readonly results: readonly DeviceResult[];
+  /** The job's id, when the command was sent as a job. */
+  readonly job?: number;
+}
+
+/** How a mutation is sent: at once, or as a job (as `Prefer: respond-async` on POST /supervisor/<path>). */
+interface Delivery {
+  readonly async?: boolean | null;
+  readonly idempotencyKey?: string | null;
+}
+
 async function command(
   context: GraphQLContext,
   target: Row,
   input: Omit<ProxyInput, "uuid" | "deviceId" | "appId">,
-) {
+  delivery: Delivery = {},
+): Promise<Outcome> {
   const { caller, permissions } = writer(context);
   // A user's session or named key; never a device's or a fleet's key (as POST /supervisor/<path>).
   if (caller.kind !== "user") throw new Forbidden("Only users may send commands to devices");
   const { actor } = caller;
-  const results = await proxyCommand(
-    {
-      ...input,
-      uuid: target.uuid ?? undefined,
-      deviceId: target.deviceId ?? undefined,
-      appId: target.appId ?? undefined,
-    },
-    { ...context.core.proxy, permissions, actor },
-  );
+  const proxyInput: ProxyInput = {
+    ...input,
+    uuid: target.uuid ?? undefined,
+    deviceId: target.deviceId ?? undefined,
+    appId: target.appId ?? undefined,
+  };
+  const proxy = { ...context.core.proxy, permissions, actor };
+  if (delivery.async && proxy.jobs) {
+    const job = await submitCommandJob(
+      proxyInput,
+      checkIdempotencyKey(delivery.idempotencyKey ?? undefined),
+      {
+        ...proxy,
+        jobs: proxy.jobs,
+      },
+    );
+    return { targets: Number(job.targeted_count), succeeded: 0, failed: 0, results: [], job: job.id };
+  }
+  const results = await proxyCommand(proxyInput, proxy);
   const succeeded = results.filter((result) => result.ok).length;
   return { targets: results.length, succeeded, failed: results.length - succeeded, results };
 }
 
-export function supervisorFields(builder: Builder, device: ObjectRef): void {
+export function supervisorFields(builder: Builder, device: ObjectRef, commandJob: ObjectRef): void {
   const target = builder.inputType("SupervisorTarget", {
     description: "The devices a command goes to: the fields given are ANDed; offline devices are left out",
     fields: (t) => ({
@@ -140,21 +167,29 @@ export function supervisorFields(builder: Builder, device: ObjectRef): void {
       }),
     }),
   });
-  const result = builder
-    .objectRef<{ targets: number; succeeded: number; failed: number; results: DeviceResult[] }>(
-      "SupervisorResult",
-    )
-    .implement({
-      description: "A command's outcome over every targeted device",
-      fields: (t) => ({
-        targets: t.exposeInt("targets"),
-        succeeded: t.exposeInt("succeeded"),
-        failed: t.exposeInt("failed"),
-        results: t.field({ type: [deviceResult], resolve: (outcome) => outcome.results }),
+  const result = builder.objectRef<Outcome>("SupervisorResult").implement({
+    description:
+      "A command's outcome over every targeted device; sent with `async: true`, the job that runs it (no results yet)",
+    fields: (t) => ({
+      targets: t.exposeInt("targets"),
+      succeeded: t.exposeInt("succeeded"),
+      failed: t.exposeInt("failed"),
+      results: t.field({ type: [deviceResult], resolve: (outcome) => [...outcome.results] }),
+      job: t.field({
+        type: commandJob,
+        nullable: true,
+        description: "The command job (with `async: true`), as `commandJob(id)` reads it",
+        resolve: (outcome, _args, context, info) =>
+          outcome.job === undefined
+            ? null
+            : (context.loaders.load(context, "command_job", outcome.job, info) as never),
       }),
-    });
+    }),
+  });
+  const asyncDescription = "Answer at once with a job that runs the command (as `Prefer: respond-async`)";
+  const keyDescription = "With `async`: a retry with the same key returns the job the first call made";
 
-  const fieldsOf = (commands: Record<string, Command>, add: typeof builder.mutationField) => {
+  const fieldsOf = (commands: Record<string, Command>, add: typeof builder.mutationField, jobs: boolean) => {
     for (const [name, spec] of Object.entries(commands)) {
       add(name, (t) =>
         t.field({
@@ -163,21 +198,34 @@ export function supervisorFields(builder: Builder, device: ObjectRef): void {
           args: {
             target: t.arg({ type: target, required: true }),
             ...(spec.force ? { force: t.arg.boolean({ description: "Override the update lock" }) } : {}),
+            ...(jobs
+              ? {
+                  async: t.arg.boolean({ description: asyncDescription }),
+                  idempotencyKey: t.arg.string({ description: keyDescription }),
+                }
+              : {}),
           },
           resolve: (_root, args, context) =>
-            command(context, args.target, {
-              path: spec.path,
-              method: spec.method,
-              ...(spec.force ? { data: { force: (args as { force?: boolean | null }).force === true } } : {}),
-              ...(spec.appScoped ? { appScoped: true } : {}),
-            }),
+            command(
+              context,
+              args.target,
+              {
+                path: spec.path,
+                method: spec.method,
+                ...(spec.force
+                  ? { data: { force: (args as { force?: boolean | null }).force === true } }
+                  : {}),
+                ...(spec.appScoped ? { appScoped: true } : {}),
+              },
+              args as Delivery,
+            ),
         }),
       );
     }
   };
-  fieldsOf(mutations, builder.mutationField.bind(builder));
+  fieldsOf(mutations, builder.mutationField.bind(builder), true);
   // Reads are query fields; their builder differs from the mutation one only in its root type.
-  fieldsOf(queries, builder.queryField.bind(builder) as unknown as typeof builder.mutationField);
+  fieldsOf(queries, builder.queryField.bind(builder) as unknown as typeof builder.mutationField, false);
 
   builder.mutationField("supervisorSetHostConfig", (t) =>
     t.field({
@@ -186,9 +234,16 @@ export function supervisorFields(builder: Builder, device: ObjectRef): void {
       args: {
         target: t.arg({ type: target, required: true }),
         config: t.arg({ type: "JSON", required: true }),
+        async: t.arg.boolean({ description: asyncDescription }),
+        idempotencyKey: t.arg.string({ description: keyDescription }),
       },
       resolve: (_root, args, context) =>
-        command(context, args.target, { path: "/v1/device/host-config", method: "PATCH", data: args.config }),
+        command(
+          context,
+          args.target,
+          { path: "/v1/device/host-config", method: "PATCH", data: args.config },
+          args,
+        ),
     }),
   );
   builder.mutationField("supervisorRequest", (t) =>
@@ -200,13 +255,20 @@ export function supervisorFields(builder: Builder, device: ObjectRef): void {
         path: t.arg.string({ required: true, description: "The supervisor path, e.g. /v1/device" }),
         method: t.arg.string({ description: "GET, POST, PUT, PATCH, DELETE or HEAD (default POST)" }),
         data: t.arg({ type: "JSON" }),
+        async: t.arg.boolean({ description: asyncDescription }),
+        idempotencyKey: t.arg.string({ description: keyDescription }),
       },
       resolve: (_root, args, context) =>
-        command(context, args.target, {
-          path: args.path,
-          ...(args.method ? { method: args.method } : {}),
-          ...(args.data !== undefined && args.data !== null ? { data: args.data } : {}),
-        }),
+        command(
+          context,
+          args.target,
+          {
+            path: args.path,
+            ...(args.method ? { method: args.method } : {}),
+            ...(args.data !== undefined && args.data !== null ? { data: args.data } : {}),
+          },
+          args,
+        ),
     }),
   );
 }

@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -15,7 +16,9 @@ import { createYoga, type Plugin, processRegularResult } from "graphql-yoga";
 import type { Logger } from "pino";
 import type { Caller } from "../auth/caller.ts";
 import type { Config } from "../config.ts";
+import type { CompiledReads } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
+import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import type { GraphQLContext, GraphQLCore } from "./context.ts";
 import { maskError, requestIdsInErrors } from "./errors.ts";
@@ -31,10 +34,14 @@ export interface GraphQLDeps {
   readonly model: Model;
   readonly proxy: GraphQLCore["proxy"];
   readonly identitiesChanged: () => void;
+  /** The change bus of the subscriptions (src/graphql/subscriptions.ts). */
+  readonly events: EventBus;
   readonly config: Config;
   readonly logger: Logger;
   /** The request's caller, if its credential is valid (resolved before the handler, cached). */
   readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+  /** Compiled reads by query shape, shared with the OData surface. */
+  readonly compiled?: CompiledReads;
 }
 
 // Yoga's own context has `request` (a Fetch Request); the server's request is `req`.
@@ -91,6 +98,14 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
   response.headers.forEach((value, key) => {
     reply.header(key, value);
   });
+  // A subscription over SSE lasts as long as its client stays; closing the connection destroys
+  // the stream, which cancels yoga's and ends the subscription. Its connection closes when it ends,
+  // so a server that ends its subscriptions to shut down does not then wait on idle connections.
+  if (response.body && response.headers.get("content-type")?.startsWith("text/event-stream"))
+    return reply
+      .header("connection", "close")
+      .code(response.status)
+      .send(Readable.from(response.body as unknown as AsyncIterable<Uint8Array>, { objectMode: false }));
   return reply.code(response.status).send(await response.text());
 }
 
@@ -113,6 +128,8 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     selection: new SelectionPlanner(graph, config.GRAPHQL_MAX_FIRST, config.GRAPHQL_MAX_COST),
     proxy: deps.proxy,
     identitiesChanged: deps.identitiesChanged,
+    events: deps.events,
+    ...(deps.compiled ? { compiled: deps.compiled } : {}),
   };
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema: buildSchema(graph),

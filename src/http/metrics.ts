@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { ThrottleEvents } from "../auth/throttle.ts";
+import type { ShapeStats } from "../core/statement-shapes.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
@@ -32,6 +33,8 @@ export interface MetricsDeps {
   readonly token: string | undefined;
   /** Every outcome of a proxy call, so each reads 0 before it first happens. */
   readonly proxyOutcomes: readonly string[];
+  /** The compiled statements by shape, by cache (OData URLs, query trees). */
+  readonly statementShapes: Readonly<Record<string, { readonly stats: ShapeStats }>>;
 }
 
 /** Where the other layers report what the HTTP hooks cannot see (wired in server.ts). */
@@ -80,15 +83,18 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
     buckets: [0, 1, 2, 3, 5, 10, 25, 100],
     registers,
   });
-  app.addHook("onResponse", async (request, reply) => {
+  // A callback hook, not an async one, on every request: no promise.
+  app.addHook("onResponse", (request, reply, done) => {
     const labels = routeLabels(request);
     const answered = { ...labels, status: reply.statusCode };
     requests.inc(answered);
     duration.observe(answered, reply.elapsedTime / 1000);
     statements.observe(labels, statementsOf(request));
+    done();
   });
 
   poolMetrics(deps.db, registers);
+  statementShapeMetrics(deps.statementShapes, registers);
   const online = new DevicesOnline(deps.db, deps.model);
   new Gauge({
     name: "fleetgate_devices_online",
@@ -170,4 +176,29 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   if (given === undefined) return false;
   const [a, b] = [Buffer.from(given), Buffer.from(token)];
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function statementShapeMetrics(caches: MetricsDeps["statementShapes"], registers: Registry[]): void {
+  new Counter({
+    name: "fleetgate_statement_cache_lookups_total",
+    help: "Reads whose shape had a compiled statement (hit) or not (miss: planned and compiled), by cache: odata_url (a hit skips parsing too) or query",
+    labelNames: ["cache", "result"],
+    registers,
+    collect() {
+      this.reset();
+      for (const [cache, { stats }] of Object.entries(caches)) {
+        this.inc({ cache, result: "hit" }, stats.hits);
+        this.inc({ cache, result: "miss" }, stats.misses);
+      }
+    },
+  });
+  new Gauge({
+    name: "fleetgate_statement_cache_entries",
+    help: "Shapes a statement cache holds (it keeps the most recently used), by cache",
+    labelNames: ["cache"],
+    registers,
+    collect() {
+      for (const [cache, { stats }] of Object.entries(caches)) this.set({ cache }, stats.entries);
+    },
+  });
 }

@@ -16,10 +16,12 @@ export function noteActor(request: FastifyRequest, actor: number): void {
  * and benchmarks (counted by the unit of work, ./unit-of-work.ts).
  */
 export function useRequestLog(app: FastifyInstance): void {
-  app.addHook("onSend", async (request, reply) => {
+  // Callback hooks, not async ones, on every request: no promise per hook.
+  app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("x-sql-statements", statementsOf(request));
+    done(null, payload);
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -32,5 +34,6 @@ export function useRequestLog(app: FastifyInstance): void {
       },
       "request",
     );
+    done();
   });
 }

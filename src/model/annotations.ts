@@ -34,6 +34,8 @@ export const hiddenColumns: Record<string, readonly string[]> = {
   device_type: ["catalogue"],
   // Operators match an audit row with the request's log line by it.
   supervisor_command: ["request_id"],
+  // The client's retry token, and how the worker rewrites an app-scoped path (src/proxy/jobs/).
+  command_job: ["idempotency_key", "app_scoped"],
 };
 
 export interface ComputedField {
@@ -227,6 +229,9 @@ export const writableFields: Record<string, Writability> = {
   // Keys are made by the /api-key endpoints (which show the secret once); here they are renamed or revoked.
   api_key: { create: [], update: ["name", "description", "expiry_date"], required: [], deletable: true },
   device_type: { create: [], update: [], required: [], deletable: true },
+  // Jobs are made by `POST /supervisor/<path>` with `Prefer: respond-async`; the only change a
+  // caller makes is `{"status": "cancelled"}` (src/core/write/rules/command-job.ts).
+  command_job: { create: [], update: ["status"], required: [], deletable: false },
 };
 
 /** `<table>.<foreign key>` → the name of the navigation back from the table it points to. */
@@ -260,6 +265,8 @@ export const reverseNavigations: Record<string, string> = {
   "release_tag.release": "release_tag",
   "device_config_variable.device": "device_config_variable",
   "application_config_variable.application": "application_config_variable",
+  "command_result.command_job": "command_result",
+  "command_result.device": "command_result",
 };
 
 export interface LinkTableNavigation {

@@ -5,7 +5,7 @@ import type { Database } from "../db/database.ts";
 import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { metadataDocument } from "./metadata.ts";
-import { read } from "./read.ts";
+import { type ReadContext, read } from "./read.ts";
 import type { Versions } from "./versions/index.ts";
 import { DRY_RUN_HEADER, write } from "./write.ts";
 
@@ -24,6 +24,8 @@ export interface ODataDeps {
   readonly identitiesChanged: () => void;
   /** The cost and depth limits of a read. */
   readonly limits: ReadLimits;
+  /** Compiled reads by URL and by query shape (read.ts). */
+  readonly compiled?: ReadContext["compiled"];
 }
 
 /** pinejs answers a write the caller may not make with 401 "Unauthorized"; its clients rely on it. */
@@ -49,7 +51,14 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
       const { permissions } = await deps.callerOf(request);
       const result = await read(
         { version, url: rest(request), headers: request.headers },
-        { db: deps.db, model: deps.model, versions: deps.versions, permissions, limits: deps.limits },
+        {
+          db: deps.db,
+          model: deps.model,
+          versions: deps.versions,
+          permissions,
+          limits: deps.limits,
+          compiled: deps.compiled,
+        },
       );
       return reply.type(result.contentType).send(result.body);
     });

@@ -1,12 +1,26 @@
 import type { Permissions } from "../auth/permissions.ts";
 import { defaultReadLimits, type ReadLimits } from "../core/limits.ts";
-import { readQuery } from "../core/read.ts";
+import type { Format } from "../core/plan-types.ts";
+import { type CompiledRead, type CompiledReads, compileQuery, runRead } from "../core/read.ts";
+import type { Slot, StatementShapes } from "../core/statement-shapes.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
 import { parse } from "./parse/parse.ts";
 import { type Reply, serializeCollection, serializeCount } from "./serialize.ts";
+import { literalValue, shapeOf, withLiterals } from "./shape.ts";
 import type { Versions } from "./versions/index.ts";
+
+/** What an OData read keeps of a URL shape beside its statement. */
+export interface UrlShapeRead {
+  readonly kind: CompiledRead["kind"];
+  readonly format: Format;
+  /** The resource the URL names, for the answer's OData context. */
+  readonly resource: string;
+}
+
+/** Compiled reads by URL shape (./shape.ts): a hit skips parsing too. */
+export type CompiledUrls = StatementShapes<UrlShapeRead>;
 
 export interface ReadContext {
   readonly db: Executor;
@@ -15,6 +29,8 @@ export interface ReadContext {
   readonly permissions: Permissions;
   /** The cost and depth limits; `defaultReadLimits` when left out. */
   readonly limits?: ReadLimits;
+  /** Statements by URL shape and by query shape, for callers whose permissions have a `cacheKey`. */
+  readonly compiled?: { readonly urls: CompiledUrls; readonly queries: CompiledReads };
 }
 
 export interface ReadRequest {
@@ -25,17 +41,64 @@ export interface ReadRequest {
   readonly headers: NegotiationHeaders;
 }
 
-/** An OData GET: parse → translate (to v6) → plan → limits → compile → one statement → serialize. */
-export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
+/** parse → translate (to v6) → plan → limits → compile. */
+function compile(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
   const asked = parse(request.url);
   const query = context.versions.toV6(request.version, asked);
   const format = wantsV4(request.headers, query.options.format) ? "v4" : "pinejs";
-  const { plan, json, count } = await readQuery(query, {
-    ...context,
+  const read = compileQuery(query, {
+    model: context.model,
+    permissions: context.permissions,
     format,
     limits: context.limits ?? defaultReadLimits,
+    ...(context.compiled ? { compiled: context.compiled.queries } : {}),
   });
-  if (plan.kind === "count") return serializeCount(format, count ?? 0);
-  const metadataContext = `/${request.version}/$metadata#${asked.resource}`;
-  return serializeCollection(format, metadataContext, json, count);
+  return { ...read, format, resource: asked.resource };
+}
+
+/** The URL's literals as slots, when it has a shape and every literal decodes. */
+function urlSlots(
+  url: string,
+): { key: string; slots: Slot[]; shape: NonNullable<ReturnType<typeof shapeOf>> } | undefined {
+  const shape = shapeOf(url);
+  if (!shape) return undefined;
+  const slots: Slot[] = [];
+  for (const literal of shape.literals) {
+    const value = literalValue(literal);
+    if (value === undefined) return undefined;
+    slots.push(typeof value === "number" ? { kind: "integer", value } : { kind: "text", value });
+  }
+  return { key: shape.key, slots, shape };
+}
+
+/**
+ * An OData GET: one statement, serialized. A URL whose shape (./shape.ts) this caller read before
+ * skips straight to binding its literals into the statement of that shape.
+ */
+export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
+  const { compiled, permissions } = context;
+  const url = compiled && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
+  // Everything else a statement depends on: the version, the caller, the negotiated headers.
+  const key =
+    url && `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${url.key}`;
+  const hit = key && url ? compiled?.urls.lookup(key, url.slots) : undefined;
+  let read: CompiledRead & UrlShapeRead;
+  if (hit) {
+    read = { ...hit.extra, statement: hit.statement };
+  } else {
+    read = compile(request, context);
+    if (compiled && key && url && !compiled.urls.knows(key)) {
+      const { statement, ...extra } = read;
+      compiled.urls.learn(key, url.slots, statement, extra, (values) => {
+        try {
+          return compile({ ...request, url: withLiterals(url.shape, values) }, context).statement;
+        } catch {
+          return undefined;
+        }
+      });
+    }
+  }
+  const { json, count } = await runRead(context.db, read);
+  if (read.kind === "count") return serializeCount(read.format, count ?? 0);
+  return serializeCollection(read.format, `/${request.version}/$metadata#${read.resource}`, json, count);
 }

@@ -16,9 +16,12 @@ export interface CallOutcome {
   readonly error?: string;
 }
 
-export interface FanOutOptions {
+export interface CallOptions {
   readonly method: string;
   readonly timeoutMs: number;
+}
+
+export interface FanOutOptions extends CallOptions {
   readonly concurrency: number;
 }
 
@@ -32,7 +35,8 @@ const BAD_GATEWAY = 502;
 /** The device answered, but not with the JSON it said it sent. */
 export const BAD_RESPONSE = "Bad API response from supervisor";
 
-function call(target: DeviceCall, options: FanOutOptions): Promise<CallOutcome> {
+/** One call of one device's supervisor; never rejects: a failure is an outcome with an error. */
+export function callSupervisor(target: DeviceCall, options: CallOptions): Promise<CallOutcome> {
   const body =
     target.data === undefined || ["GET", "HEAD"].includes(options.method)
       ? undefined
@@ -92,18 +96,25 @@ function call(target: DeviceCall, options: FanOutOptions): Promise<CallOutcome> 
   });
 }
 
-/** Calls every target, at most `concurrency` at once; the outcomes come back in the targets' order. */
-export async function fanOut(targets: readonly DeviceCall[], options: FanOutOptions): Promise<CallOutcome[]> {
-  const outcomes: CallOutcome[] = new Array(targets.length);
+/** Runs `work` on every item, at most `concurrency` at once; the answers come back in the items' order. */
+export async function inPool<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const answers: R[] = new Array(items.length);
   let next = 0;
   const worker = async () => {
-    while (next < targets.length) {
+    while (next < items.length) {
       const index = next++;
-      outcomes[index] = await call(targets[index] as DeviceCall, options);
+      answers[index] = await work(items[index] as T);
     }
   };
-  await Promise.all(
-    Array.from({ length: Math.min(Math.max(1, options.concurrency), targets.length) }, worker),
-  );
-  return outcomes;
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, concurrency), items.length) }, worker));
+  return answers;
+}
+
+/** Calls every target, at most `concurrency` at once; the outcomes come back in the targets' order. */
+export function fanOut(targets: readonly DeviceCall[], options: FanOutOptions): Promise<CallOutcome[]> {
+  return inPool(targets, options.concurrency, (target) => callSupervisor(target, options));
 }

@@ -3,12 +3,21 @@ import type { Caller } from "../auth/caller.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
 import { type ProxyContext, type ProxyInput, proxyCommand } from "./command.ts";
+import { checkIdempotencyKey, submitCommandJob } from "./jobs/submit.ts";
 
 export interface ProxyDeps extends Omit<ProxyContext, "permissions" | "actor"> {
   readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;
 }
 
-/** `POST /supervisor/<path>`: the HTTP shell around proxyCommand. */
+/** RFC 7240: `Prefer: respond-async` asks for 202 and a job instead of waiting for every device. */
+export function prefersAsync(prefer: string | string[] | undefined): boolean {
+  const values = Array.isArray(prefer) ? prefer : prefer === undefined ? [] : [prefer];
+  return values.some((value) =>
+    value.split(",").some((preference) => preference.split(";")[0]?.trim().toLowerCase() === "respond-async"),
+  );
+}
+
+/** `POST /supervisor/<path>`: the HTTP shell around proxyCommand (or submitCommandJob). */
 export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
   app.post("/supervisor/*", async (request: FastifyRequest, reply: FastifyReply) => {
     const caller = await deps.requireCaller(request);
@@ -19,11 +28,20 @@ export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
       throw new BadRequest("The body must be a JSON object");
     const path = (request.url.split("?")[0] ?? "").slice("/supervisor".length);
     const input: ProxyInput = { ...body, path };
-    const results = await proxyCommand(input, {
-      ...deps,
-      permissions: permissionsFor(caller),
-      actor: caller.actor,
-    });
+    const context = { ...deps, permissions: permissionsFor(caller), actor: caller.actor };
+    if (prefersAsync(request.headers.prefer) && deps.jobs) {
+      const job = await submitCommandJob(input, checkIdempotencyKey(request.headers["idempotency-key"]), {
+        ...context,
+        jobs: deps.jobs,
+      });
+      return reply
+        .code(202)
+        .header("Location", `/v6/command_job(${job.id})`)
+        .header("Preference-Applied", "respond-async")
+        .type("application/json")
+        .send(JSON.stringify(job));
+    }
+    const results = await proxyCommand(input, context);
     if (results.length === 1) {
       const [only] = results;
       if (!only) throw new Error("no result");

@@ -21,7 +21,8 @@ export interface TargetDevice {
   readonly supervisor_api_key_ciphertext: string | null;
 }
 
-const columns = [
+/** The columns of a target device the proxy reads (some hidden: a system read). */
+export const targetColumns = [
   "id",
   "uuid",
   "belongs_to__application",
@@ -63,16 +64,12 @@ function targetFilter(keys: TargetKeys): Expr {
   };
 }
 
-/**
- * The online devices the keys name, read through the planner under the caller's row predicate.
- * Every one must be writable by the caller: reading a device's supervisor is operating it (it
- * answers with its configuration and environment), so every method needs write permission.
- */
-export async function findTargets(
+async function readTargets<Row>(
   keys: TargetKeys,
   context: Omit<ReadContext, "format" | "system">,
-): Promise<TargetDevice[]> {
-  const rows = await readRows<TargetDevice & { [MAY_WRITE]: boolean }>(
+  columns: readonly string[],
+): Promise<Row[]> {
+  const rows = await readRows<Row & { [MAY_WRITE]: boolean }>(
     {
       resource: "device",
       count: false,
@@ -84,4 +81,24 @@ export async function findTargets(
   if (rows.length === 0) throw new NotFound("No online device(s) found");
   if (rows.some((row) => !row[MAY_WRITE])) throw new Forbidden("You may not send commands to these devices");
   return rows;
+}
+
+/**
+ * The online devices the keys name, read through the planner under the caller's row predicate.
+ * Every one must be writable by the caller: reading a device's supervisor is operating it (it
+ * answers with its configuration and environment), so every method needs write permission.
+ */
+export function findTargets(
+  keys: TargetKeys,
+  context: Omit<ReadContext, "format" | "system">,
+): Promise<TargetDevice[]> {
+  return readTargets<TargetDevice>(keys, context, targetColumns);
+}
+
+/** The ids of the same devices, checked the same way: a job's targets (its worker reads the rest later). */
+export async function findTargetIds(
+  keys: TargetKeys,
+  context: Omit<ReadContext, "format" | "system">,
+): Promise<number[]> {
+  return (await readTargets<{ id: number }>(keys, context, ["id"])).map((row) => row.id);
 }

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BenchRequest, workloads } from "../../bench/workloads.ts";
-import { seedDemo } from "../../src/seed/demo.ts";
+import { type BenchRequest, type Workload, workloads } from "../../bench/workloads.ts";
+import { createApiKey } from "../../src/auth/api-keys.ts";
+import { demoLogin, seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -16,9 +17,17 @@ const graphqlBuilt = existsSync(fileURLToPath(new URL("../../src/graphql", impor
 describe.each(databaseKinds)("statements per benchmark request on %s", (kind) => {
   let server: TestServer;
   const keys = { uuid: "", fleet: "" };
+  // The user variants (W1u, …) are sent by the demo user, a member of the demo fleets'
+  // organization, so their statements go through a member's permission predicate.
+  let memberKey = "";
   beforeAll(async () => {
     server = await startTestServer(kind);
     await seedDemo(server.test.db);
+    const [member] = await server.test.db.query<{ actor: number }>({
+      text: `SELECT actor FROM "user" WHERE username = $1`,
+      values: [demoLogin.username],
+    });
+    memberKey = await createApiKey(server.test.db, { actor: member?.actor as number, name: "bench member" });
     const devices = await server.app.inject({
       method: "GET",
       url: "/v6/device?$select=uuid,belongs_to__application&$filter=is_online eq true&$top=1",
@@ -33,18 +42,21 @@ describe.each(databaseKinds)("statements per benchmark request on %s", (kind) =>
   });
   afterAll(() => server?.close());
 
-  const send = (request: BenchRequest) =>
+  const send = (request: BenchRequest, caller: Workload["caller"]) =>
     server.app.inject({
       method: request.method,
       url: request.path,
       ...(request.body === undefined ? {} : { payload: request.body }),
-      ...(request.headers ? { headers: { ...request.headers } } : {}),
+      headers: {
+        ...request.headers,
+        ...(caller === "user" ? { authorization: `Bearer ${memberKey}` } : {}),
+      },
     });
 
   it.each(workloads.filter((workload) => workload.group !== "W4"))(
     "$id ($title) runs $expectedStatements statement",
     async (workload) => {
-      const response = await send(workload.build(keys[workload.keys]));
+      const response = await send(workload.build(keys[workload.keys]), workload.caller);
       expect(response.statusCode, response.body).toBe(200);
       expect(JSON.parse(response.body).d.length).toBeGreaterThan(0);
       expect(response.headers["x-sql-statements"]).toBe(String(workload.expectedStatements));
@@ -54,7 +66,7 @@ describe.each(databaseKinds)("statements per benchmark request on %s", (kind) =>
   it.each(workloads.filter((workload) => workload.group === "W4"))(
     "$id ($title) runs one statement per root field",
     async (workload) => {
-      const response = await send(workload.build(keys[workload.keys]));
+      const response = await send(workload.build(keys[workload.keys]), workload.caller);
       if (!graphqlBuilt) {
         expect(response.statusCode).toBe(404);
         return;

@@ -108,6 +108,9 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
       });
     expect((await send("GET", "/ping")).statusCode).toBe(200);
     expect((await send("GET", "/v6/device?$top=2")).statusCode).toBe(200);
+    // The same shape with another key: the second is a hit of the OData URL cache.
+    expect((await send("GET", "/v6/device(1)?$select=id")).statusCode).toBe(200);
+    expect((await send("GET", "/v6/device(2)?$select=id")).statusCode).toBe(200);
     expect((await send("GET", "/v6/application?$expand=owns__device($top=1)")).statusCode).toBe(200);
     expect((await send("GET", "/no/such/path?apikey=secret")).statusCode).toBe(404);
     expect((await send("POST", "/graphql", { query: "{ __typename }" })).statusCode).toBe(200);
@@ -145,6 +148,8 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
       fleetgate_proxy_fanout_devices: "histogram",
       fleetgate_login_failures_total: "counter",
       fleetgate_login_throttled_total: "counter",
+      fleetgate_statement_cache_lookups_total: "counter",
+      fleetgate_statement_cache_entries: "gauge",
       ...(kind === "postgres"
         ? {
             fleetgate_db_pool_max_connections: "gauge",
@@ -165,13 +170,21 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
     expect(missing).toEqual([]);
   });
 
+  it("counts the statement caches' hits and misses", () => {
+    const url = (result: string) =>
+      sampleValue(samples, "fleetgate_statement_cache_lookups_total", { cache: "odata_url", result });
+    expect(url("hit")).toBe(1);
+    expect(url("miss")).toBe(3);
+    expect(sampleValue(samples, "fleetgate_statement_cache_entries", { cache: "odata_url" })).toBe(3);
+  });
+
   it("counts HTTP requests and their latency by method, route template and status", () => {
     const read = { method: "GET", route: "/v6/*", status: "200" };
-    expect(sampleValue(samples, "fleetgate_http_requests_total", read)).toBe(2);
-    expect(sampleValue(samples, "fleetgate_http_request_duration_seconds_count", read)).toBe(2);
+    expect(sampleValue(samples, "fleetgate_http_requests_total", read)).toBe(4);
+    expect(sampleValue(samples, "fleetgate_http_request_duration_seconds_count", read)).toBe(4);
     expect(
       sampleValue(samples, "fleetgate_http_request_duration_seconds_bucket", { ...read, le: "+Inf" }),
-    ).toBe(2);
+    ).toBe(4);
     expect(sampleValue(samples, "fleetgate_http_request_duration_seconds_sum", read)).toBeGreaterThan(0);
     expect(
       sampleValue(samples, "fleetgate_http_requests_total", {
@@ -205,13 +218,13 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
 
   it("counts SQL statements per request: every OData read ran one", () => {
     const read = { method: "GET", route: "/v6/*" };
-    expect(sampleValue(samples, "fleetgate_http_request_sql_statements_count", read)).toBe(2);
-    expect(sampleValue(samples, "fleetgate_http_request_sql_statements_sum", read)).toBe(2);
+    expect(sampleValue(samples, "fleetgate_http_request_sql_statements_count", read)).toBe(4);
+    expect(sampleValue(samples, "fleetgate_http_request_sql_statements_sum", read)).toBe(4);
     expect(sampleValue(samples, "fleetgate_http_request_sql_statements_bucket", { ...read, le: "0" })).toBe(
       0,
     );
     expect(sampleValue(samples, "fleetgate_http_request_sql_statements_bucket", { ...read, le: "1" })).toBe(
-      2,
+      4,
     );
     expect(
       sampleValue(samples, "fleetgate_http_request_sql_statements_count", { method: "GET", route: "/ping" }),

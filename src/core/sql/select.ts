@@ -1,4 +1,4 @@
-import { type Fragment, ident, join, raw, sql } from "../../db/sql.ts";
+import { type Fragment, ident, join, raw, sql, toStatement } from "../../db/sql.ts";
 import type { Format, Join, OutputItem, Planned, SelectPlan } from "../plan-types.ts";
 import { compileExpr, countJoined, guardedWhere, joinedRows } from "./expr.ts";
 
@@ -77,7 +77,6 @@ export function rowsJson(
   const alias = ident(select.table.alias);
   const rows = rowsOf(select, parent);
   const keys = select.orderBy.map((term, i) => ({ name: ident(`__k${i}`), term }));
-  const keyColumns = keys.map(({ name, term }) => sql`, ${compileExpr(term.value)} AS ${name}`);
   const direction = (term: { direction: "asc" | "desc" }) => raw(term.direction === "asc" ? " ASC" : " DESC");
   const innerOrder = join(
     keys.map(({ name, term }) => sql`${name}${direction(term)}`),
@@ -89,13 +88,36 @@ export function rowsJson(
   );
   const limit = select.top === undefined ? sql`` : sql` LIMIT ${raw(String(select.top))}`;
   const offset = select.skip === undefined ? sql`` : sql` OFFSET ${raw(String(select.skip))}`;
-  const inner = sql`SELECT ${alias}.*${join(keyColumns, "")} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
   const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
+  // Only the columns the output reads leave the paging subquery: PostgreSQL then sorts narrow
+  // rows, not whole ones (a device row is wide).
+  const read = columnsRead(lateral, select.table.alias);
+  const columns = [
+    ...(read ? read.map((column) => sql`${alias}.${ident(column)}`) : [sql`${alias}.*`]),
+    ...keys.map(({ name, term }) => sql`${compileExpr(term.value)} AS ${name}`),
+  ];
+  const inner = sql`SELECT ${join(columns, ", ")} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
   const aggregate =
     shape === "array"
       ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
       : sql`to_json(o)`;
   return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias} CROSS JOIN LATERAL ${lateral}`;
+}
+
+/**
+ * The columns of the row aliased `alias` that `fragment` reads (`"t0"."name"`), or undefined when it
+ * uses the row otherwise (whole), so the caller keeps every column.
+ */
+function columnsRead(fragment: Fragment, alias: string): string[] | undefined {
+  const { text } = toStatement(fragment);
+  const quoted = `"${alias}"`;
+  const columns = new Set<string>();
+  for (let at = text.indexOf(quoted); at >= 0; at = text.indexOf(quoted, at + quoted.length)) {
+    const column = /^\."((?:[^"]|"")+)"/.exec(text.slice(at + quoted.length))?.[1];
+    if (column === undefined) return undefined;
+    columns.add(column.replaceAll('""', '"'));
+  }
+  return [...columns];
 }
 
 /**

@@ -4,7 +4,7 @@ import { ident, sql, toStatement } from "../../db/sql.ts";
 import { BadRequest } from "../../errors.ts";
 import type { Model, Resource } from "../../model/types.ts";
 import { planWriteTarget, resolveResource } from "../plan.ts";
-import { type Expr, type Key, LinkReference, type ODataQuery, type VersionFields } from "../query.ts";
+import { type Expr, idIn, type Key, LinkReference, type ODataQuery, type VersionFields } from "../query.ts";
 import { readRows } from "../read.ts";
 import { compileWriteTargets } from "../sql/compile.ts";
 import { checkCreatable, checkStaysWritable, writeRefused } from "./candidates.ts";
@@ -123,11 +123,7 @@ async function snapshot(tx: Executor, resource: Resource, ids: readonly number[]
     resource: resource.name,
     count: false,
     options: {
-      filter: {
-        kind: "in",
-        operand: { kind: "path", segments: ["id"] },
-        values: ids.map((id) => ({ kind: "number", value: id })),
-      },
+      filter: idIn(ids),
     },
   };
   const entities = await readRows(query, { ...context, db: tx, format: "pinejs" });

@@ -1,4 +1,5 @@
 import { applicationRules } from "./application.ts";
+import { commandJobRules } from "./command-job.ts";
 import { deviceRules } from "./device.ts";
 import { membershipRules } from "./membership.ts";
 import {
@@ -27,6 +28,7 @@ const rules: Record<string, ResourceRules> = {
   application_environment_variable: variableRules,
   device_config_variable: configVariableRules,
   application_config_variable: configVariableRules,
+  command_job: commandJobRules,
 };
 
 export function rulesOf(table: string): ResourceRules {

@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."app_name", "t0"."id", "t0"."id" AS "__k0"
       FROM "application" "t0"
       WHERE (TRUE)
       ORDER BY "__k0" ASC) AS "t0"

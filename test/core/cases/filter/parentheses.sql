@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."id", "t0"."device_name", "t0"."is_online", "t0"."cpu_usage", "t0"."id" AS "__k0"
       FROM "device" "t0"
       WHERE (TRUE) AND (("t0"."device_name" = $1::text) OR ("t0"."is_online" = $2::bool)) AND ("t0"."cpu_usage" > $3::int4)
       ORDER BY "__k0" ASC) AS "t0"

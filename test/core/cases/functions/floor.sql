@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."id", "t0"."cpu_usage", "t0"."id" AS "__k0"
       FROM "device" "t0"
       WHERE (TRUE) AND (floor(((("t0"."cpu_usage")::numeric / ($1::numeric)::numeric))::numeric) = $2::int4)
       ORDER BY "__k0" ASC) AS "t0"

@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."id", "t0"."last_connectivity_event", "t0"."id" AS "__k0"
       FROM "device" "t0"
       WHERE (TRUE) AND (extract(hour FROM "t0"."last_connectivity_event")::int = $1::int4)
       ORDER BY "__k0" ASC) AS "t0"

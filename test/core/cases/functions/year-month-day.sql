@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."id", "t0"."created_at", "t0"."id" AS "__k0"
       FROM "release" "t0"
       WHERE (TRUE) AND (extract(year FROM "t0"."created_at")::int = $1::int4) AND (extract(month FROM "t0"."created_at")::int = $2::int4) AND (extract(day FROM "t0"."created_at")::int = $3::int4)
       ORDER BY "__k0" ASC) AS "t0"

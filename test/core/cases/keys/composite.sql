@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."device", "t0"."tag_key", "t0"."value", "t0"."id" AS "__k0"
       FROM "device_tag" "t0"
       WHERE (TRUE) AND ("t0"."device" = $1::int4) AND ("t0"."tag_key" = $2::text)
       ORDER BY "__k0" ASC) AS "t0"

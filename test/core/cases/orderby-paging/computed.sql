@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC, "t0"."__k1" DESC), '[]'::json)
-    FROM (SELECT "t0".*, CASE WHEN NOT "t0"."is_active" THEN 'inactive' WHEN NOT "t0"."is_online" AND "t0"."last_connectivity_event" IS NULL THEN 'configuring' WHEN "t0"."provisioning_progress" IS NOT NULL THEN 'configuring' WHEN NOT "t0"."is_online" THEN 'offline' WHEN "t0"."download_progress" IS NOT NULL OR "t0"."status" IN ('Downloading', 'Installing') THEN 'updating' ELSE 'idle' END AS "__k0", "t0"."id" AS "__k1"
+    FROM (SELECT "t0"."id", "t0"."is_active", "t0"."is_online", "t0"."last_connectivity_event", "t0"."provisioning_progress", "t0"."download_progress", "t0"."status", CASE WHEN NOT "t0"."is_active" THEN 'inactive' WHEN NOT "t0"."is_online" AND "t0"."last_connectivity_event" IS NULL THEN 'configuring' WHEN "t0"."provisioning_progress" IS NOT NULL THEN 'configuring' WHEN NOT "t0"."is_online" THEN 'offline' WHEN "t0"."download_progress" IS NOT NULL OR "t0"."status" IN ('Downloading', 'Installing') THEN 'updating' ELSE 'idle' END AS "__k0", "t0"."id" AS "__k1"
       FROM "device" "t0"
       WHERE (TRUE)
       ORDER BY "__k0" ASC, "__k1" DESC

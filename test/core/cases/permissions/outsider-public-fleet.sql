@@ -1,12 +1,12 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."app_name", "t0"."id", "t0"."id" AS "__k0"
       FROM "application" "t0"
       WHERE (("t0"."is_public" OR "t0"."organization" IN (SELECT m."is_member_of__organization"
         FROM "organization_membership" m
         WHERE m."user" = $1::int4)))
       ORDER BY "__k0" ASC) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."app_name" AS "app_name", (SELECT coalesce(json_agg(to_json(o) ORDER BY "t1"."__k0" ASC), '[]'::json)
-        FROM (SELECT "t1".*, "t1"."id" AS "__k0"
+        FROM (SELECT "t1"."semver", "t1"."status", "t1"."id" AS "__k0"
           FROM "release" "t1"
           WHERE ("t1"."belongs_to__application" = "t0"."id" AND (("t1"."belongs_to__application" IN (SELECT fa."id"
             FROM "application" fa

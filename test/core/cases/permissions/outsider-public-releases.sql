@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."semver", "t0"."status", "t0"."id" AS "__k0"
       FROM "release" "t0"
       WHERE (("t0"."belongs_to__application" IN (SELECT fa."id"
         FROM "application" fa

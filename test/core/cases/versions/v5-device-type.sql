@@ -1,5 +1,5 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0".*, "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."id", "t0"."is_of__device_type", "t0"."id" AS "__k0"
       FROM "device" "t0"
       WHERE (TRUE) AND ((SELECT "t1"."slug"
         FROM "device_type" "t1"

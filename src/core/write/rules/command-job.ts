@@ -1,0 +1,101 @@
+import type { Executor } from "../../../db/database.ts";
+import { param, sql, toStatement } from "../../../db/sql.ts";
+import { BadRequest } from "../../../errors.ts";
+import { ids as idList } from "../statements.ts";
+import type { ResourceRules } from "./types.ts";
+
+/**
+ * The channel that hears of every change of a job's counts or status, with the job's id as the
+ * payload, in the transaction that made it (the GraphQL subscriptions listen on it).
+ */
+export const COMMAND_JOB_CHANNEL = "fleetgate_command_job";
+
+/**
+ * Locks the jobs' rows. Whoever changes a job's results takes this lock first (the worker, a cancel),
+ * so they take their locks in one order, and the counts `settleCommandJob` moves are the
+ * committed ones (READ COMMITTED: a new statement, a new snapshot).
+ */
+export async function lockCommandJobs(tx: Executor, jobs: readonly number[]): Promise<void> {
+  await tx.query(
+    toStatement(
+      sql`SELECT "id" FROM "command_job" WHERE "id" = ANY(${idList(jobs)}) ORDER BY "id" FOR UPDATE`,
+    ),
+  );
+}
+
+/** How many of a job's devices finished in one step, by how. */
+export interface Settled {
+  readonly ok: number;
+  readonly failed: number;
+  readonly skipped: number;
+}
+
+/**
+ * Moves a job's counts by the devices that just finished and sets its status and finished_at from
+ * them; a change is announced on COMMAND_JOB_CHANNEL (always, with `announce`). The caller holds the
+ * job's lock (lockCommandJobs), so no other step moves the counts meanwhile, and passes only the
+ * result rows its own statements changed (their RETURNING), so the counts stay exact without
+ * counting the job's rows again. A job is done when none of its devices is pending or running:
+ * cancelled if it was cancelled, else succeeded, failed or partially_failed by its devices.
+ */
+export async function settleCommandJob(
+  tx: Executor,
+  job: number,
+  settled: Settled,
+  announce = false,
+): Promise<void> {
+  const done = settled.ok + settled.failed + settled.skipped;
+  if (done === 0 && !announce) return;
+  await tx.query(
+    toStatement(sql`WITH next AS (
+      SELECT "id", "cancelled_at", "ok_count" + ${param(settled.ok, "int4")} AS ok,
+        "failed_count" + ${param(settled.failed, "int4")} AS failed,
+        "skipped_count" + ${param(settled.skipped, "int4")} AS skipped,
+        "pending_count" - ${param(done, "int4")} AS pending, "status"
+      FROM "command_job" WHERE "id" = ${param(job, "int4")}
+    ), changed AS (
+      UPDATE "command_job" j SET "ok_count" = n.ok, "failed_count" = n.failed, "skipped_count" = n.skipped,
+        "done_count" = n.ok + n.failed + n.skipped, "pending_count" = n.pending,
+        "status" = CASE
+          WHEN n.pending > 0 THEN CASE WHEN n.ok + n.failed + n.skipped > 0 THEN 'running' ELSE n."status" END
+          WHEN n."cancelled_at" IS NOT NULL THEN 'cancelled'
+          WHEN n.failed = 0 THEN 'succeeded'
+          WHEN n.ok = 0 THEN 'failed'
+          ELSE 'partially_failed' END,
+        "finished_at" = CASE WHEN n.pending = 0 THEN coalesce(j."finished_at", now()) END
+      FROM next n WHERE j."id" = n."id"
+      RETURNING j."id"
+    )
+    SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) FROM changed`),
+  );
+}
+
+/**
+ * A job's only change through the API: `{"status": "cancelled"}`. Its pending devices are skipped
+ * now; the running ones finish, and the job is cancelled once they have (settleCommandJob).
+ */
+export const commandJobRules: ResourceRules = {
+  async prepareUpdate(values, ids, context) {
+    if (values.get("status") !== "cancelled") {
+      throw new BadRequest(`'status' of command_job can only be set to "cancelled"`);
+    }
+    // lockTargets (write.ts) holds the jobs' rows already: the order the worker takes them in.
+    const finished = await context.tx.query<{ id: number; status: string }>(
+      toStatement(sql`SELECT "id", "status" FROM "command_job"
+        WHERE "id" = ANY(${idList(ids)}) AND "finished_at" IS NOT NULL AND "cancelled_at" IS NULL ORDER BY "id"`),
+    );
+    const [first] = finished;
+    if (first) throw new BadRequest(`command_job ${first.id} has already finished (${first.status})`);
+    return new Map([["cancelled_at", new Date().toISOString()]]);
+  },
+  async afterWrite(_values, ids, context) {
+    const skipped = await context.tx.query<{ command_job: number }>(
+      toStatement(sql`UPDATE "command_result" SET "status" = 'skipped', "finished_at" = now()
+        WHERE "command_job" = ANY(${idList(ids)}) AND "status" = 'pending' RETURNING "command_job"`),
+    );
+    for (const job of ids) {
+      const count = skipped.filter((row) => row.command_job === job).length;
+      await settleCommandJob(context.tx, job, { ok: 0, failed: 0, skipped: count }, true);
+    }
+  },
+};

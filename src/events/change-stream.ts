@@ -1,0 +1,175 @@
+import { ServiceUnavailable } from "../errors.ts";
+
+/** What a subscriber's stream does with changes: where they come from, how it reads them. */
+export interface ChangeSource<T> {
+  /** Starts delivering changed ids to `changed` (`ended`: no more will come); returns the function that stops. */
+  readonly listen: (changed: (id: number) => void, ended: () => void) => () => void;
+  /** The subscriber's view of these rows now (its filter, its permissions): rows it may not see are absent. */
+  readonly read: (ids: readonly number[]) => Promise<readonly T[]>;
+  /** Whether the stream ends after this row (a command job that reached a final status). */
+  readonly isLast?: (row: T) => boolean;
+  /**
+   * One page of every row the subscriber may see, in id order from after `after`, and the cursor of
+   * the next page (undefined after the last). With it, a subscriber whose pending ids overflow
+   * reads everything again instead of failing.
+   */
+  readonly scan?: (
+    after: number,
+  ) => Promise<{ readonly rows: readonly T[]; readonly next: number | undefined }>;
+  /** The last item of a stream that failed (a read failed, the subscriber fell behind); else it throws. */
+  readonly failed?: (error: Error) => T;
+}
+
+export interface ChangeLimits {
+  /** The most ids one read asks for. */
+  readonly batch: number;
+  /** The most distinct ids waiting for one subscriber; beyond it the subscriber rescans (or is too slow). */
+  readonly maxPending: number;
+  /** How long the first change of a burst waits for the rest, so a burst costs one read. */
+  readonly coalesceMs: number;
+}
+
+export const defaultLimits: ChangeLimits = { batch: 100, maxPending: 20_000, coalesceMs: 25 };
+
+/** The stream ends this way when its client reads changes more slowly than they come. */
+const tooSlow = (maxPending: number) =>
+  new ServiceUnavailable(`More than ${maxPending} changes waited for this subscription; subscribe again`, 1);
+
+/**
+ * One subscriber's stream of changed rows. Notifications only name ids: they gather in a set (many
+ * changes of one row before it is read are one read of it), and the subscriber reads them when it
+ * asks for more, in batches of one statement each. So a subscriber costs at most one read at a time
+ * and its memory is bounded (the pending ids, one batch of rows), however fast changes come: past
+ * `maxPending` ids it forgets them and reads every row it may see again, page by page (`scan`), or,
+ * without a scan, ends as too slow.
+ * `return()` stops listening at once, even while a read or a wait is under way (an async generator
+ * would only stop at its next `yield`).
+ */
+export class ChangeStream<T> implements AsyncIterableIterator<T> {
+  private readonly pending = new Set<number>();
+  private ready: T[] = [];
+  private wake: (() => void) | undefined;
+  private finished = false;
+  private failure: Error | undefined;
+  /** While rescanning: the id the next page starts after. */
+  private scanFrom: number | undefined;
+  private scanning = false;
+  /** Counts the rescans begun, so a page read before a restart does not move the restarted one on. */
+  private scans = 0;
+  private readonly unlisten: () => void;
+
+  constructor(
+    private readonly source: ChangeSource<T>,
+    private readonly limits: ChangeLimits = defaultLimits,
+  ) {
+    this.unlisten = source.listen(
+      (id) => this.changed(id),
+      () => this.stop(),
+    );
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  async next(): Promise<IteratorResult<T, undefined>> {
+    for (;;) {
+      if (this.failure) {
+        const failure = this.failure;
+        this.failure = undefined;
+        this.stop();
+        if (!this.source.failed) throw failure;
+        return { done: false, value: this.source.failed(failure) };
+      }
+      if (this.finished) return { done: true, value: undefined };
+      const row = this.ready.shift();
+      if (row !== undefined) {
+        if (this.source.isLast?.(row)) this.stop();
+        return { done: false, value: row };
+      }
+      if (this.pending.size === 0 && this.scanFrom === undefined) {
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+        continue;
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.limits.coalesceMs));
+      if (this.finished) continue;
+      try {
+        if (this.pending.size > 0) this.ready = [...(await this.source.read(this.take()))];
+        else await this.scanPage();
+      } catch (error) {
+        this.failure = error as Error;
+      }
+    }
+  }
+
+  private async scanPage(): Promise<void> {
+    const scan = this.source.scan;
+    if (!scan || this.scanFrom === undefined) return;
+    this.scanning = true;
+    try {
+      const scans = this.scans;
+      const page = await scan(this.scanFrom);
+      this.ready = [...page.rows];
+      // Restarted meanwhile (pending overflowed again): the new scan stands.
+      if (scans === this.scans) this.scanFrom = page.next;
+    } finally {
+      this.scanning = false;
+    }
+  }
+
+  /** Sends `row` before any change: the state at the start, read after listening began. */
+  first(row: T): void {
+    if (!this.finished) this.ready.unshift(row);
+  }
+
+  async return(): Promise<IteratorResult<T, undefined>> {
+    this.stop();
+    return { done: true, value: undefined };
+  }
+
+  async throw(error?: unknown): Promise<IteratorResult<T, undefined>> {
+    this.stop();
+    throw error;
+  }
+
+  private changed(id: number): void {
+    if (this.finished || this.failure) return;
+    // A page not yet read will be read after this change committed: it shows it.
+    if (this.scanFrom !== undefined && !this.scanning && id > this.scanFrom) return;
+    if (!this.pending.has(id) && this.pending.size >= this.limits.maxPending) {
+      this.pending.clear();
+      if (this.source.scan) {
+        this.scanFrom = 0;
+        this.scans++;
+      } else {
+        this.failure = tooSlow(this.limits.maxPending);
+        this.unlisten();
+      }
+    } else this.pending.add(id);
+    this.wake?.();
+    this.wake = undefined;
+  }
+
+  /** The oldest pending ids, at most one batch. */
+  private take(): number[] {
+    const ids: number[] = [];
+    for (const id of this.pending) {
+      if (ids.length >= this.limits.batch) break;
+      ids.push(id);
+    }
+    for (const id of ids) this.pending.delete(id);
+    return ids;
+  }
+
+  private stop(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.unlisten();
+    this.pending.clear();
+    this.ready = [];
+    this.wake?.();
+    this.wake = undefined;
+  }
+}

@@ -1,0 +1,43 @@
+import { type Fragment, raw, sql } from "../db/sql.ts";
+
+// The channels of the change bus (PostgreSQL LISTEN/NOTIFY). A writer publishes inside its own
+// statement, so a change is announced exactly when its transaction commits, to every instance on
+// the database; a rolled-back write announces nothing. A payload names rows, never their values:
+// each subscriber reads the row again under its own permissions.
+
+export const channels = {
+  /** `<device id>:<fleet id>`: a device's online state, status, release or download progress changed. */
+  device: "fleetgate_device",
+  /** `<fleet id>`: a fleet's row changed (trigger on "application", migration 20261129000000). */
+  fleet: "fleetgate_fleet",
+  /** `<command job id>`: a command job's counts or status changed. */
+  commandJob: "fleetgate_command_job",
+} as const;
+
+export type Channel = (typeof channels)[keyof typeof channels];
+
+/** `pg_notify(<channel>, <payload>)`, for a writer's statement. */
+export function notify(channel: Channel, payload: Fragment): Fragment {
+  return sql`pg_notify(${raw(`'${channel}'`)}, ${payload})`;
+}
+
+/** The payload of `channels.device` from the device's id and fleet columns. */
+export function devicePayload(id: Fragment, fleet: Fragment): Fragment {
+  return sql`${id}::text || ':' || ${fleet}::text`;
+}
+
+export interface DeviceChange {
+  readonly device: number;
+  readonly fleet: number;
+}
+
+/** A `channels.device` payload, or undefined for one this version does not understand. */
+export function parseDeviceChange(payload: string): DeviceChange | undefined {
+  const match = /^(\d+):(\d+)$/.exec(payload);
+  return match ? { device: Number(match[1]), fleet: Number(match[2]) } : undefined;
+}
+
+/** A payload that is one row id (`channels.fleet`, `channels.commandJob`). */
+export function parseId(payload: string): number | undefined {
+  return /^\d+$/.test(payload) ? Number(payload) : undefined;
+}

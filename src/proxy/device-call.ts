@@ -1,0 +1,114 @@
+import type { KeyBox } from "../auth/key-box.ts";
+import { BadRequest } from "../errors.ts";
+import { versionProblem } from "./endpoint-versions.ts";
+import { callSupervisor } from "./fan-out.ts";
+import type { NetworkGuard } from "./network-guard.ts";
+import type { TargetDevice } from "./targets.ts";
+
+export const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
+
+/** What is sent to each device, checked once: the same for a command answered at once and for a job. */
+export interface SupervisorCommand {
+  readonly method: string;
+  /** The supervisor path as given: `/v1/reboot`, `/v1/apps/:appId/stop`. */
+  readonly path: string;
+  readonly data: object | undefined;
+  /**
+   * The command addresses each device's own fleet (the supervisor's app): `:appId` in the path and
+   * `appId` in the data become the fleet id of the device it is sent to.
+   */
+  readonly appScoped: boolean;
+}
+
+export interface DeviceResult {
+  readonly deviceId: number;
+  readonly uuid: string;
+  /** The device's answer; 502/504 when it could not be reached, 501 when its supervisor lacks the endpoint. */
+  readonly statusCode: number;
+  readonly ok: boolean;
+  readonly body: unknown;
+  readonly contentType?: string;
+  readonly error?: string;
+}
+
+/** How the proxy reaches devices: their keys, the networks it may call, how long one may take. */
+export interface DeviceCallContext {
+  readonly keys: KeyBox;
+  readonly guard: NetworkGuard;
+  readonly timeoutMs: number;
+}
+
+const NOT_IMPLEMENTED = 501;
+const BAD_GATEWAY = 502;
+
+/** Checks a command's method, path and data; refuses it with 400 before any device is looked up. */
+export function checkCommand(input: {
+  readonly path: string;
+  readonly method?: unknown;
+  readonly data?: unknown;
+  readonly appScoped?: boolean;
+}): SupervisorCommand {
+  const method = input.method === undefined ? "POST" : String(input.method).toUpperCase();
+  if (!(methods as readonly string[]).includes(method))
+    throw new BadRequest(`Unknown method '${String(input.method)}'`);
+  // A supervisor path and nothing else: no parent segments, no encoded characters.
+  const path = input.appScoped ? input.path.replace(":appId", "0") : input.path;
+  if (!/^(\/[A-Za-z0-9_.-]+)+$/.test(path) || path.split("/").includes("..")) {
+    throw new BadRequest(`Invalid supervisor path '${input.path}'`);
+  }
+  const data = input.data;
+  if (data !== undefined && (typeof data !== "object" || data === null || Array.isArray(data))) {
+    throw new BadRequest("'data' must be an object");
+  }
+  return { method, path: input.path, data: data as object | undefined, appScoped: input.appScoped === true };
+}
+
+/**
+ * Sends `command` to one device: refused without a call when its supervisor predates the endpoint,
+ * has not said where it listens, or listens outside the allowed networks; otherwise its answer.
+ */
+export async function callDevice(
+  row: TargetDevice,
+  command: SupervisorCommand,
+  context: DeviceCallContext,
+): Promise<DeviceResult> {
+  const refuse = (statusCode: number, error: string): DeviceResult => ({
+    deviceId: row.id,
+    uuid: row.uuid,
+    statusCode,
+    ok: false,
+    body: null,
+    error,
+  });
+  const tooOld = versionProblem(command.path, row.supervisor_version);
+  if (tooOld) return refuse(NOT_IMPLEMENTED, tooOld);
+  if (!row.supervisor_api_address || !row.supervisor_api_port || !row.supervisor_api_key_ciphertext) {
+    return refuse(BAD_GATEWAY, "The device has not reported where its supervisor listens");
+  }
+  if (!context.guard.allows(row.supervisor_api_address)) {
+    return refuse(
+      BAD_GATEWAY,
+      `The device's address ${row.supervisor_api_address} is outside the networks the proxy may call`,
+    );
+  }
+  const appId = row.belongs_to__application;
+  const outcome = await callSupervisor(
+    {
+      address: row.supervisor_api_address,
+      port: row.supervisor_api_port,
+      apiKey: context.keys.unseal(row.supervisor_api_key_ciphertext),
+      path: command.appScoped ? command.path.replace(":appId", String(appId)) : command.path,
+      data: command.appScoped ? { ...command.data, appId } : command.data,
+    },
+    { method: command.method, timeoutMs: context.timeoutMs },
+  );
+  return {
+    deviceId: row.id,
+    uuid: row.uuid,
+    statusCode: outcome.statusCode,
+    ok: !outcome.error && outcome.statusCode < 400,
+    body: outcome.body,
+    ...(outcome.contentType ? { contentType: outcome.contentType } : {}),
+    ...(outcome.error ? { error: outcome.error } : {}),
+  };
+}

@@ -1,0 +1,119 @@
+import { readRows } from "../../core/read.ts";
+import { COMMAND_JOB_CHANNEL } from "../../core/write/rules/command-job.ts";
+import type { Executor } from "../../db/database.ts";
+import { param, sql, toStatement } from "../../db/sql.ts";
+import { BadRequest } from "../../errors.ts";
+import { redactMembers } from "../../redact.ts";
+import type { ProxyContext, ProxyInput } from "../command.ts";
+import { checkCommand, type SupervisorCommand } from "../device-call.ts";
+import { findTargetIds } from "../targets.ts";
+import type { CommandJobs } from "./queue.ts";
+
+export type CommandJobRow = Record<string, unknown> & { readonly id: number };
+
+const MAX_KEY_LENGTH = 255;
+
+/** An `Idempotency-Key` as given: a short printable string, or none. */
+export function checkIdempotencyKey(key: unknown): string | undefined {
+  if (key === undefined || key === null) return undefined;
+  if (typeof key !== "string" || key === "" || key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key)) {
+    throw new BadRequest(`An idempotency key is 1 to ${MAX_KEY_LENGTH} printable characters`);
+  }
+  return key;
+}
+
+/** The job as OData reads it (GET /v6/command_job(<id>)), under the caller's permissions. */
+export async function readCommandJob(id: number, context: ProxyContext): Promise<CommandJobRow> {
+  const [row] = await readRows<CommandJobRow>(
+    {
+      resource: "command_job",
+      key: { kind: "id", value: { kind: "number", value: id } },
+      count: false,
+      options: {},
+    },
+    { db: context.db, model: context.model, permissions: context.permissions, format: "pinejs" },
+  );
+  if (!row) throw new Error(`command_job ${id} is not readable by its issuer`);
+  return row;
+}
+
+async function existingJob(
+  db: Executor,
+  actor: number,
+  key: string | undefined,
+): Promise<number | undefined> {
+  if (key === undefined) return undefined;
+  const [row] = await db.query<{ id: number }>(
+    toStatement(sql`SELECT "id" FROM "command_job"
+      WHERE "is_issued_by__actor" = ${param(actor, "int4")} AND "idempotency_key" = ${param(key, "text")}`),
+  );
+  return row?.id;
+}
+
+function batchesOf(job: number, results: readonly number[], command: SupervisorCommand, size: number) {
+  const batches = [];
+  for (let start = 0; start < results.length; start += size) {
+    batches.push({ job, results: results.slice(start, start + size), command });
+  }
+  return batches;
+}
+
+/**
+ * A command as a job: the targets are found and checked as for a command answered at once (404,
+ * 403), then the job, one pending result per device and the batches that will run them are
+ * committed together. The same actor's retry with the same key gets the job it made the first time.
+ */
+export async function submitCommandJob(
+  input: ProxyInput,
+  idempotencyKey: string | undefined,
+  context: ProxyContext & { readonly jobs: CommandJobs },
+): Promise<CommandJobRow> {
+  const command = checkCommand(input);
+  const known = await existingJob(context.db, context.actor, idempotencyKey);
+  if (known !== undefined) return readCommandJob(known, context);
+  const devices = await findTargetIds(input, context);
+  const queue = await context.jobs.queue();
+  const target = Object.fromEntries(
+    (["uuid", "deviceId", "appId"] as const).flatMap((key) =>
+      input[key] === undefined ? [] : [[key, input[key]]],
+    ),
+  );
+  const id = await context.db.transaction(async (tx) => {
+    const [created] = await tx.query<{ id: number }>(
+      toStatement(sql`INSERT INTO "command_job" ("is_issued_by__actor", "method", "path", "data", "target",
+          "targeted_count", "pending_count", "idempotency_key", "app_scoped")
+        VALUES (${param(context.actor, "int4")}, ${param(command.method, "text")}, ${param(command.path, "text")},
+          ${param(command.data === undefined ? null : JSON.stringify(redactMembers(command.data)), "jsonb")},
+          ${param(JSON.stringify(target), "jsonb")}, ${param(devices.length, "int4")}, ${param(devices.length, "int4")},
+          ${param(idempotencyKey ?? null, "text")}, ${param(command.appScoped, "bool")})
+        ON CONFLICT ("is_issued_by__actor", "idempotency_key") DO NOTHING
+        RETURNING "id"`),
+    );
+    // The same key sent twice at once: the other request made the job.
+    if (!created) return (await existingJob(tx, context.actor, idempotencyKey)) as number;
+    const results = await tx.query<{ id: number }>(
+      toStatement(sql`INSERT INTO "command_result" ("command_job", "device")
+        SELECT ${param(created.id, "int4")}, d FROM unnest(${param(
+          devices,
+          "int4[]",
+        )}) WITH ORDINALITY AS t(d, n) ORDER BY n
+        RETURNING "id"`),
+    );
+    await queue.enqueue(
+      tx,
+      batchesOf(
+        created.id,
+        results.map((row) => row.id),
+        command,
+        context.jobs.batchSize,
+      ),
+    );
+    await tx.query(
+      toStatement(
+        sql`SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, ${param(String(created.id), "text")})`,
+      ),
+    );
+    return created.id;
+  });
+  return readCommandJob(id, context);
+}

@@ -1,0 +1,158 @@
+import { isDeepStrictEqual } from "node:util";
+import { describe, expect, it } from "vitest";
+import { chart } from "../../bench/chart.ts";
+import type { LoadResult } from "../../bench/load.ts";
+import { baselineRows } from "../../bench/peers/peer.ts";
+import { postgraphileRequest, postgraphileRows } from "../../bench/peers/postgraphile.ts";
+import { evaluate, type LoadRow, markdown, type RunResult } from "../../bench/report.ts";
+
+// The bench's report holds issue 22's targets, and its peer rows are checked against the
+// baseline's: both without a database, on made-up numbers.
+
+const result = (rps: number, p99Ms: number): LoadResult => ({
+  rps,
+  p50Ms: 1,
+  p99Ms,
+  cpuUsPerRequest: 100,
+  requests: 1000,
+  failures: 0,
+});
+
+function row(id: string, group: string, ratio: number, p99Ms = 4): LoadRow {
+  return {
+    id,
+    group,
+    title: id,
+    caller: id.endsWith("u") ? "user" : "admin",
+    status: "ok",
+    fleetgate: result(1000 * ratio, p99Ms),
+    baseline: result(1000, 2),
+    ratio,
+    statements: 1,
+    sameJson: true,
+  };
+}
+
+const run = (loads: LoadRow[]): Omit<RunResult, "targets"> => ({
+  date: "2026-11-25T00:00:00.000Z",
+  mode: "quick",
+  machine: {
+    cpus: 2,
+    cpuModel: "test CPU",
+    memoryGiB: 1,
+    node: "v20",
+    postgres: "PostgreSQL 15",
+    host: "test",
+  },
+  settings: {},
+  data: { fleets: 1, devicesPerFleet: 1, generated: false, generateSeconds: 0 },
+  loads,
+  latencies: [],
+  coldStart: {
+    postgresMs: 390,
+    postgresRuns: [390],
+    embeddedFirstMs: 0,
+    embeddedWarmMs: 0,
+    embeddedWarmRuns: [],
+  },
+  memory: { afterReadsMiB: 100, afterAllMiB: 151, baselineMiB: 50 },
+  seconds: 1,
+});
+
+describe("the bench report", () => {
+  const peer = {
+    name: "postgraphile",
+    label: "PostGraphile 5.1.5",
+    status: "ok" as const,
+    result: result(300, 9),
+    ratio: 0.3,
+    sameRows: true,
+  };
+  const loads = [
+    { ...row("W1", "W1", 0.85), peers: [peer] },
+    row("W1u", "W1", 0.5),
+    row("W2a", "W2", 0.79),
+    row("W2b", "W2", 0.9),
+    row("W4a", "W4", 0.7, 5),
+    row("W4b", "W4", 0.71),
+    row("W4c", "W4", 0.75),
+  ];
+  const partial = run(loads);
+  const targets = evaluate(partial);
+  const find = (start: string) => targets.find((target) => target.target.startsWith(start));
+
+  it("holds OData W1, W2a, W2b to 0.8× and GraphQL W4a-c to 0.7×, leaving the user variants out", () => {
+    expect(find("OData")).toMatchObject({ measured: "W1 0.85×, W2a 0.79×, W2b 0.90×", pass: false });
+    expect(find("GraphQL")).toMatchObject({ pass: true });
+  });
+
+  it("holds every workload's p99 to twice the baseline's", () => {
+    expect(find("p99")?.pass).toBe(false);
+    expect(find("p99")?.measured).toContain("W4a 5.0/2.0 ms");
+    expect(evaluate(run([row("W1", "W1", 1, 4)])).find((t) => t.target.startsWith("p99"))?.pass).toBe(true);
+  });
+
+  it("holds cold start to 400 ms and RSS after all workloads to 150 MiB", () => {
+    expect(find("W6")).toMatchObject({ target: "W6 cold start ≤ 400 ms on PostgreSQL", pass: true });
+    expect(find("W7")).toMatchObject({ measured: "151 MiB", pass: false });
+  });
+
+  it("shows the peers beside fleetgate, in the table and in the chart", () => {
+    const full: RunResult = { ...partial, targets };
+    expect(markdown(full)).toContain(
+      "| W1 W1 | PostGraphile 5.1.5 | 300 | 1.0 | 9.0 | 100 | yes | 0.30× | 0.85× |",
+    );
+    const svg = chart(full);
+    expect(svg).toContain("PostGraphile 5.1.5");
+    expect(svg).toContain(">0.30<");
+  });
+});
+
+describe("PostGraphile's rows against the baseline's", () => {
+  const device = { id: 7, uuid: "abc", device_name: "dev-1", is_online: true };
+  const graphile = { rowId: 7, uuid: "abc", deviceName: "dev-1", isOnline: true };
+
+  it("has a request for W1, W2a and W2b only", () => {
+    expect(postgraphileRequest("W1", "abc")?.body).toContain('"uuid":"abc"');
+    expect(postgraphileRequest("W2a", "12")?.body).toContain('"fleet":12');
+    expect(postgraphileRequest("W1u", "abc")).toBeUndefined();
+    expect(postgraphileRequest("W4a", "abc")).toBeUndefined();
+  });
+
+  it("normalises each answer to the baseline's rows", () => {
+    const pairs: [string, unknown, unknown][] = [
+      ["W1", { data: { deviceByUuid: graphile } }, { d: [device] }],
+      ["W1", { data: { deviceByUuid: null } }, { d: [] }],
+      [
+        "W2a",
+        {
+          data: {
+            allDevices: { nodes: [{ ...graphile, applicationByBelongsToApplication: { appName: "f" } }] },
+          },
+        },
+        { d: [{ ...device, belongs_to__application: [{ app_name: "f" }] }] },
+      ],
+      [
+        "W2b",
+        {
+          data: {
+            applicationByRowId: {
+              rowId: 3,
+              appName: "f",
+              devicesByBelongsToApplication: { nodes: [graphile] },
+            },
+          },
+        },
+        { d: [{ id: 3, app_name: "f", owns__device: [device] }] },
+      ],
+    ];
+    for (const [id, peerBody, baselineBody] of pairs)
+      expect(postgraphileRows(id, peerBody), id).toEqual(baselineRows(id, baselineBody));
+  });
+
+  it("tells a different row apart, and refuses an error answer", () => {
+    const other = postgraphileRows("W1", { data: { deviceByUuid: { ...graphile, isOnline: false } } });
+    expect(isDeepStrictEqual(other, baselineRows("W1", { d: [device] }))).toBe(false);
+    expect(() => postgraphileRows("W1", { errors: [{ message: "nope" }] })).toThrow(/nope/);
+  });
+});
