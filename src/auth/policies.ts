@@ -95,16 +95,18 @@ function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragmen
     OR ${row}."is_of__actor" IN (SELECT kd."actor" FROM "device" kd WHERE kd."belongs_to__application" IN ${fleets}))`;
 }
 
-// A command job is its issuer's: they could write every device it targeted when they sent it.
-// Another user (of the same organization or not) sees none of it; admins see every job.
-const issuedBy = (row: Fragment, actor: number): Fragment =>
-  sql`${row}."is_issued_by__actor" = ${param(actor, "int4")}`;
+// A command job follows the devices it targeted: a user sees it (and may cancel it) while they may
+// write every one of them, whoever sent it; an issuer who lost one of them no longer sees it, and a
+// job with a device deleted since is left to admins (nobody can be shown to write that one).
+function jobOverWritableDevices(row: Fragment, fleets: Fragment): Fragment {
+  return sql`(EXISTS (SELECT 1 FROM "command_result" jr WHERE jr."command_job" = ${row}."id")
+    AND NOT EXISTS (SELECT 1 FROM "command_result" jr LEFT JOIN "device" jd ON jd."id" = jr."device"
+      WHERE jr."command_job" = ${row}."id" AND (jd."id" IS NULL OR NOT (jd."belongs_to__application" IN ${fleets}))))`;
+}
 
-/** A device's result shows when its job does and the device is still one the caller may read. */
-function ownResult(row: Fragment, userId: number, actor: number): Fragment {
-  return sql`(${row}."command_job" IN (SELECT cj."id" FROM "command_job" cj WHERE ${issuedBy(sql`cj`, actor)})
-    AND ${row}."device" IN (SELECT rd."id" FROM "device" rd WHERE rd."belongs_to__application" IN ${memberFleets(userId)}
-      OR rd."belongs_to__user" = ${param(userId, "int4")}))`;
+/** A device's result shows with its job. */
+function resultOfJob(row: Fragment, fleets: Fragment): Fragment {
+  return sql`${row}."command_job" IN (SELECT cj."id" FROM "command_job" cj WHERE ${jobOverWritableDevices(sql`cj`, fleets)})`;
 }
 
 // The public catalogue: every caller reads it (private device types aside), nobody writes it through OData.
@@ -150,9 +152,9 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
           return sql`(${ofMemberFleet("device", row, rows) ?? none}
             OR ${row}."belongs_to__user" = ${param(userId, "int4")})`;
         case "command_job":
-          return issuedBy(row, actor);
+          return jobOverWritableDevices(row, memberFleets(userId));
         case "command_result":
-          return ownResult(row, userId, actor);
+          return resultOfJob(row, memberFleets(userId));
         default:
           return ofMemberFleet(resource.table, row, rows) ?? none;
       }
@@ -172,7 +174,7 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
           return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
         case "command_job":
           // Only its status, and only to "cancelled" (src/core/write/rules/command-job.ts).
-          return issuedBy(row, actor);
+          return jobOverWritableDevices(row, memberFleets(userId));
         default:
           return ofMemberFleet(resource.table, row, rows) ?? none;
       }

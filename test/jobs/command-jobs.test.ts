@@ -270,7 +270,7 @@ describe.each(databaseKinds)("supervisor commands as jobs on %s", (kind) => {
     expect(bad.statusCode).toBe(400);
   });
 
-  it("shows a job to its issuer only (and admins); another tenant sees nothing of it", async () => {
+  it("shows a job to whoever may write every device it targeted (and admins); another tenant sees nothing of it", async () => {
     const alice = bearer(world.creds.alice);
     const response = await submit("/v1/blink", { appId: world.fleets.a1 }, alice);
     expect(response.statusCode).toBe(202);
@@ -296,9 +296,12 @@ describe.each(databaseKinds)("supervisor commands as jobs on %s", (kind) => {
     // He cannot send a job to alice's devices either: they do not exist for him (404, not 403).
     const theirs = await submit("/v1/blink", { appId: world.fleets.a1 }, bob);
     expect(theirs.statusCode).toBe(404);
-    // Alice does not see the admin's jobs over her own devices: a job is its issuer's.
-    const admins = await submit("/v1/blink", { deviceId: world.devices.a1 });
-    expect(await readJob((JSON.parse(admins.body) as Job).id, alice)).toBeUndefined();
+    // A job follows its devices, not its sender: alice sees the admin's job over her device (she may
+    // write it), with its result, and bob does not.
+    const admins = JSON.parse((await submit("/v1/blink", { deviceId: world.devices.a1 })).body) as Job;
+    await until(admins.id, finished);
+    expect((await readJob(admins.id, alice, "?$expand=command_result"))?.command_result).toHaveLength(1);
+    expect(await readJob(admins.id, bob)).toBeUndefined();
     // Jobs are made by the proxy only.
     const created = await server.app.inject({
       method: "POST",
@@ -307,6 +310,22 @@ describe.each(databaseKinds)("supervisor commands as jobs on %s", (kind) => {
       payload: { path: "/v1/blink", method: "POST" },
     });
     expect(created.statusCode).toBe(400);
+  });
+
+  it("leaves a job whose device was deleted since to admins", async () => {
+    const alice = bearer(world.creds.alice);
+    const response = await submit("/v1/blink", { deviceId: world.devices.a1 }, alice);
+    const job = JSON.parse(response.body) as Job;
+    await until(job.id, finished);
+    expect(await readJob(job.id, alice)).toBeDefined();
+    // As deleting the device leaves its result (the link set to null).
+    await server.test.db.query({
+      text: `UPDATE "command_result" SET "device" = NULL WHERE "command_job" = $1::int4`,
+      values: [job.id],
+    });
+    expect(await readJob(job.id, alice)).toBeUndefined();
+    expect(await readJob(job.id, bearer(world.creds.bob))).toBeUndefined();
+    expect(await readJob(job.id)).toBeDefined(); // the admin
   });
 
   it("leaves the synchronous proxy as it was without the header", async () => {
