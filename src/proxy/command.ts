@@ -2,8 +2,7 @@ import type { Permissions } from "../auth/permissions.ts";
 import type { Database } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 import { recordCommand } from "./audit.ts";
-import { callDevice, checkCommand, type DeviceCallContext, type DeviceResult } from "./device-call.ts";
-import { inPool } from "./fan-out.ts";
+import { callDevices, checkCommand, type DeviceCallContext, type DeviceResult } from "./device-call.ts";
 import type { CommandJobs } from "./jobs/queue.ts";
 import { outcomeOf, type ProxyOutcome } from "./outcome.ts";
 import { findTargets, type TargetKeys } from "./targets.ts";
@@ -42,7 +41,7 @@ export interface ProxyContext extends DeviceCallContext {
 export async function proxyCommand(input: ProxyInput, context: ProxyContext): Promise<DeviceResult[]> {
   const command = checkCommand(input);
   const rows = await findTargets(input, context);
-  const results = await inPool(rows, context.concurrency, (row) => callDevice(row, command, context));
+  const results = await callDevices(rows, command, context);
   context.observe?.(results.map(outcomeOf));
   if (command.method !== "GET" && command.method !== "HEAD") {
     await recordCommand(context.db, {

@@ -1,7 +1,7 @@
 import type { KeyBox } from "../auth/key-box.ts";
 import { BadRequest } from "../errors.ts";
 import { versionProblem } from "./endpoint-versions.ts";
-import { callSupervisor } from "./fan-out.ts";
+import { type CallOutcome, callSupervisor, type DeviceCall, fanOut } from "./fan-out.ts";
 import type { NetworkGuard } from "./network-guard.ts";
 import type { TargetDevice } from "./targets.ts";
 
@@ -64,21 +64,17 @@ export function checkCommand(input: {
 }
 
 /**
- * Sends `command` to one device: refused without a call when its supervisor predates the endpoint,
- * has not said where it listens, or listens outside the allowed networks; otherwise its answer.
+ * What to send one device, or its answer without a call: its supervisor predates the endpoint, has
+ * not said where it listens, or listens outside the allowed networks. Synchronous (the key is
+ * unsealed here), so a fan-out prepares every device before its first call.
  */
-export async function callDevice(
+export function prepareCall(
   row: TargetDevice,
   command: SupervisorCommand,
   context: DeviceCallContext,
-): Promise<DeviceResult> {
-  const refuse = (statusCode: number, error: string): DeviceResult => ({
-    deviceId: row.id,
-    uuid: row.uuid,
-    statusCode,
-    ok: false,
-    body: null,
-    error,
+): { readonly call: DeviceCall } | { readonly refused: DeviceResult } {
+  const refuse = (statusCode: number, error: string) => ({
+    refused: { deviceId: row.id, uuid: row.uuid, statusCode, ok: false, body: null, error },
   });
   const tooOld = versionProblem(command.path, row.supervisor_version);
   if (tooOld) return refuse(NOT_IMPLEMENTED, tooOld);
@@ -92,16 +88,19 @@ export async function callDevice(
     );
   }
   const appId = row.belongs_to__application;
-  const outcome = await callSupervisor(
-    {
+  return {
+    call: {
       address: row.supervisor_api_address,
       port: row.supervisor_api_port,
       apiKey: context.keys.unseal(row.supervisor_api_key_ciphertext),
       path: command.appScoped ? command.path.replace(":appId", String(appId)) : command.path,
       data: command.appScoped ? { ...command.data, appId } : command.data,
     },
-    { method: command.method, timeoutMs: context.timeoutMs },
-  );
+  };
+}
+
+/** A device's answer as the proxy reports it. */
+function resultOf(row: TargetDevice, outcome: CallOutcome): DeviceResult {
   return {
     deviceId: row.id,
     uuid: row.uuid,
@@ -111,4 +110,40 @@ export async function callDevice(
     ...(outcome.contentType ? { contentType: outcome.contentType } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
   };
+}
+
+/** Sends `command` to one device (a job's worker records each answer as it comes). */
+export async function callDevice(
+  row: TargetDevice,
+  command: SupervisorCommand,
+  context: DeviceCallContext,
+): Promise<DeviceResult> {
+  const prepared = prepareCall(row, command, context);
+  if ("refused" in prepared) return prepared.refused;
+  return resultOf(
+    row,
+    await callSupervisor(prepared.call, { method: command.method, timeoutMs: context.timeoutMs }),
+  );
+}
+
+/**
+ * Sends `command` to every device, at most `concurrency` at once; the answers come back in the rows'
+ * order. Every device is prepared first, so the calls run back to back.
+ */
+export async function callDevices(
+  rows: readonly TargetDevice[],
+  command: SupervisorCommand,
+  context: DeviceCallContext & { readonly concurrency: number },
+): Promise<DeviceResult[]> {
+  const prepared = rows.map((row) => prepareCall(row, command, context));
+  const calls = prepared.flatMap((each) => ("call" in each ? [each.call] : []));
+  const outcomes = await fanOut(calls, {
+    method: command.method,
+    timeoutMs: context.timeoutMs,
+    concurrency: context.concurrency,
+  });
+  let next = 0;
+  return prepared.map((each, index) =>
+    "refused" in each ? each.refused : resultOf(rows[index] as TargetDevice, outcomes[next++] as CallOutcome),
+  );
 }
