@@ -49,19 +49,11 @@ export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">
   const shape = queryShape(query);
   // Everything else the statement depends on: the caller, the format, a system read, the limits.
   const key = `${permissions.cacheKey}\n${context.format}\n${context.system === true}\n${JSON.stringify(context.limits)}\n${shape.key}`;
-  const hit = compiled.lookup(key, shape.slots);
-  if (hit) return { kind: hit.extra, statement: hit.statement };
-  const fresh = compileFresh(query, context);
-  if (!compiled.knows(key)) {
-    compiled.learn(key, shape.slots, fresh.statement, fresh.kind, (values) => {
-      try {
-        return compileFresh(withSlotValues(query, values), context).statement;
-      } catch {
-        return undefined;
-      }
-    });
-  }
-  return fresh;
+  const { statement, extra } = compiled.compile(key, shape.slots, (values) => {
+    const fresh = compileFresh(values ? withSlotValues(query, values) : query, context);
+    return { statement: fresh.statement, extra: fresh.kind };
+  });
+  return { kind: extra, statement };
 }
 
 /** Runs a compiled read statement: the one statement of a read. */

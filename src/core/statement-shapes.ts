@@ -81,48 +81,56 @@ export class StatementShapes<Extra> {
 
   constructor(private readonly capacity = 1_000) {}
 
-  /** The statement of this shape with the request's slot values bound; undefined on a miss. */
-  lookup(key: string, slots: readonly Slot[]): { statement: Statement; extra: Extra } | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined || entry === uncacheable) {
-      this.missCount++;
-      return undefined;
-    }
-    const values = entry.binding.map((bound) =>
-      "constant" in bound ? bound.constant : slots[bound.slot]?.value,
-    );
-    // Most recently used last.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    this.hitCount++;
-    return { statement: { text: entry.text, values }, extra: entry.extra };
-  }
-
-  /** Whether the key is known, as cached or as not cacheable (no need to learn it again). */
-  knows(key: string): boolean {
-    return this.entries.has(key);
-  }
-
   /**
-   * Learns a shape from the statement the full path compiled for a request (`real`), and
-   * `compileWith`: the same full path with the slots set to other values (undefined when it fails).
+   * The statement of a request of this shape: the cached one with the request's slot values bound,
+   * or `compile()` (the full path, for the request as it came), learnt on a first miss. To learn,
+   * `compile(values)` compiles the request again with its slots set to `values`; a throw there
+   * leaves the shape uncacheable.
    */
-  learn(
+  compile(
     key: string,
     slots: readonly Slot[],
-    real: Statement,
-    extra: Extra,
-    compileWith: (values: readonly (string | number)[]) => Statement | undefined,
+    compile: (values?: readonly (string | number)[]) => { statement: Statement; extra: Extra },
+  ): { statement: Statement; extra: Extra } {
+    const entry = this.entries.get(key);
+    if (entry !== undefined && entry !== uncacheable) {
+      // Most recently used last.
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      this.hitCount++;
+      const values = entry.binding.map((bound) =>
+        "constant" in bound ? bound.constant : slots[bound.slot]?.value,
+      );
+      return { statement: { text: entry.text, values }, extra: entry.extra };
+    }
+    this.missCount++;
+    const fresh = compile();
+    if (entry === undefined) this.learn(key, slots, fresh, compile);
+    return fresh;
+  }
+
+  private learn(
+    key: string,
+    slots: readonly Slot[],
+    real: { statement: Statement; extra: Extra },
+    compile: (values: readonly (string | number)[]) => { statement: Statement },
   ): void {
     if (this.capacity <= 0) return;
     const probeValues = [sentinels(slots, 1), sentinels(slots, 2)] as const;
-    const [first, second] = probeValues.map(compileWith);
-    const binding = first && second ? bindingOf(slots, real, [first, second], probeValues) : undefined;
+    const [first, second] = probeValues.map((values) => {
+      try {
+        return compile(values).statement;
+      } catch {
+        return undefined;
+      }
+    });
+    const binding =
+      first && second ? bindingOf(slots, real.statement, [first, second], probeValues) : undefined;
     if (this.entries.size >= this.capacity) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);
     }
-    this.entries.set(key, binding ? { text: real.text, binding, extra } : uncacheable);
+    this.entries.set(key, binding ? { text: real.statement.text, binding, extra: real.extra } : uncacheable);
   }
 
   get stats(): ShapeStats {

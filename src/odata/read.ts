@@ -8,7 +8,7 @@ import type { Model } from "../model/types.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
 import { parse } from "./parse/parse.ts";
 import { type Reply, serializeCollection, serializeCount } from "./serialize.ts";
-import { literalValue, shapeOf, withLiterals } from "./shape.ts";
+import { literalValue, shapeOf, type UrlShape, withLiterals } from "./shape.ts";
 import type { Versions } from "./versions/index.ts";
 
 /** What an OData read keeps of a URL shape beside its statement. */
@@ -57,9 +57,7 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
 }
 
 /** The URL's literals as slots, when it has a shape and every literal decodes. */
-function urlSlots(
-  url: string,
-): { key: string; slots: Slot[]; shape: NonNullable<ReturnType<typeof shapeOf>> } | undefined {
+function urlSlots(url: string): { shape: UrlShape; slots: Slot[] } | undefined {
   const shape = shapeOf(url);
   if (!shape) return undefined;
   const slots: Slot[] = [];
@@ -68,7 +66,24 @@ function urlSlots(
     if (value === undefined) return undefined;
     slots.push(typeof value === "number" ? { kind: "integer", value } : { kind: "text", value });
   }
-  return { key: shape.key, slots, shape };
+  return { shape, slots };
+}
+
+/** The compiled read of a request: by its URL's shape when this caller read that shape before. */
+function compileByShape(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
+  const { compiled, permissions } = context;
+  const url = compiled && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
+  if (!compiled || !url) return compile(request, context);
+  // Everything else a statement depends on: the version, the caller, the negotiated headers.
+  const key = `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${url.shape.key}`;
+  const { statement, extra } = compiled.urls.compile(key, url.slots, (values) => {
+    const { statement, ...extra } = compile(
+      values ? { ...request, url: withLiterals(url.shape, values) } : request,
+      context,
+    );
+    return { statement, extra };
+  });
+  return { ...extra, statement };
 }
 
 /**
@@ -76,28 +91,7 @@ function urlSlots(
  * skips straight to binding its literals into the statement of that shape.
  */
 export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
-  const { compiled, permissions } = context;
-  const url = compiled && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
-  // Everything else a statement depends on: the version, the caller, the negotiated headers.
-  const key =
-    url && `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${url.key}`;
-  const hit = key && url ? compiled?.urls.lookup(key, url.slots) : undefined;
-  let read: CompiledRead & UrlShapeRead;
-  if (hit) {
-    read = { ...hit.extra, statement: hit.statement };
-  } else {
-    read = compile(request, context);
-    if (compiled && key && url && !compiled.urls.knows(key)) {
-      const { statement, ...extra } = read;
-      compiled.urls.learn(key, url.slots, statement, extra, (values) => {
-        try {
-          return compile({ ...request, url: withLiterals(url.shape, values) }, context).statement;
-        } catch {
-          return undefined;
-        }
-      });
-    }
-  }
+  const read = compileByShape(request, context);
   const { json, count } = await runRead(context.db, read);
   if (read.kind === "count") return serializeCount(read.format, count ?? 0);
   return serializeCollection(read.format, `/${request.version}/$metadata#${read.resource}`, json, count);
