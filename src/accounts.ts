@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { adminPermissions } from "./auth/permissions.ts";
 import { createEntity, type WriteContext } from "./core/write/write.ts";
-import type { Database } from "./db/database.ts";
+import type { Database, Executor } from "./db/database.ts";
+import { withinTransaction } from "./db/within-transaction.ts";
 import type { Model } from "./model/types.ts";
 
 // Users and organizations made from the shell go through the same write core as POST /v6/user, so
@@ -60,6 +61,15 @@ export async function createOrganization(
   return id;
 }
 
+// Instances started together on a fresh database: the first to take this lock creates the admin,
+// the others wait and then find it. Its own key (migrate.ts holds Prisma's, 72707369).
+const FIRST_ADMIN_LOCK = 72707371;
+
+async function hasAdmin(db: Executor): Promise<boolean> {
+  const [admin] = await db.query({ text: `SELECT 1 FROM "user" WHERE "is_admin" LIMIT 1`, values: [] });
+  return admin !== undefined;
+}
+
 /**
  * On a database without an admin (a fresh one, or one only seeded with demo users), creates one.
  * Returns the generated password when none was configured, so the caller can print it once.
@@ -69,14 +79,20 @@ export async function ensureAdmin(
   model: Model,
   admin: { username: string; password: string | undefined },
 ): Promise<{ created: false } | { created: true; generatedPassword: string | undefined }> {
-  const [existing] = await db.query({ text: `SELECT 1 FROM "user" WHERE "is_admin" LIMIT 1`, values: [] });
-  if (existing) return { created: false };
+  // Every start after the first: one statement, no lock.
+  if (await hasAdmin(db)) return { created: false };
   const password = admin.password ?? randomBytes(18).toString("base64url");
-  await createUser(db, model, {
-    username: admin.username,
-    email: `${admin.username}@localhost`,
-    password,
-    isAdmin: true,
+  return db.transaction(async (tx) => {
+    await tx.query({ text: "SELECT pg_advisory_xact_lock($1::int8)", values: [FIRST_ADMIN_LOCK] });
+    if (await hasAdmin(tx)) return { created: false };
+    // In this transaction: the user and its admin flag commit together, so neither a crash nor
+    // another instance can see the user without the flag.
+    await createUser(withinTransaction(db, tx), model, {
+      username: admin.username,
+      email: `${admin.username}@localhost`,
+      password,
+      isAdmin: true,
+    });
+    return { created: true, generatedPassword: admin.password ? undefined : password };
   });
-  return { created: true, generatedPassword: admin.password ? undefined : password };
 }

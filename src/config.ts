@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { availableParallelism } from "node:os";
 import { z } from "zod";
 
@@ -32,7 +33,8 @@ export type CatalogueConfig = z.infer<typeof catalogueConfigSchema>;
 
 // The longest delay Node's timers take: a longer one fires after 1 ms instead.
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-const YEAR_SECONDS = 365 * 24 * 60 * 60;
+const DAY_SECONDS = 24 * 60 * 60;
+const YEAR_SECONDS = 365 * DAY_SECONDS;
 
 /**
  * A duration in whole `unit`s between `min` and `max`: every duration is bounded, so none can
@@ -47,6 +49,39 @@ function duration(unit: "seconds" | "milliseconds", min: number, max: number, fa
     .max(max, { error: range })
     .default(fallback);
 }
+
+/** fastify's `trustProxy`: whether, or through how many proxies or which ones, `X-Forwarded-For` names the client. */
+export type TrustProxy = boolean | number | string[];
+
+// proxy-addr's names for ranges, besides addresses and CIDR ranges.
+const namedRanges = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+function isProxyRange(entry: string): boolean {
+  if (namedRanges.has(entry)) return true;
+  const [address = "", prefix, ...rest] = entry.split("/");
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
+const trustProxy = z
+  .string()
+  .default("false")
+  .transform((value, context): TrustProxy => {
+    if (value === "true" || value === "false") return value === "true";
+    if (/^\d{1,3}$/.test(value)) return Number(value);
+    const ranges = value.split(",").map((entry) => entry.trim());
+    if (ranges.every(isProxyRange)) return ranges;
+    context.addIssue({
+      code: "custom",
+      message:
+        "must be true, false, a number of proxies, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal",
+    });
+    return z.NEVER;
+  });
+
+/** Failures a kind of key may have for free (login throttle). */
+const freeFailures = (fallback: number) => z.coerce.number().int().min(0).max(1_000_000).default(fallback);
 
 // Read and validated once at start; the README's configuration table documents each variable.
 const schema = z.object({
@@ -63,10 +98,26 @@ const schema = z.object({
   DATABASE_STATEMENT_TIMEOUT_MS: duration("milliseconds", 0, MAX_TIMER_MS, 5_000),
   DATABASE_WRITE_TIMEOUT_MS: duration("milliseconds", 0, MAX_TIMER_MS, 30_000),
   DATABASE_CONNECT_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 5_000),
+  // The most pool connections subscriptions' reads hold at once, so streams cannot starve requests;
+  // unset: a quarter of DATABASE_POOL_SIZE, at least 1.
+  DATABASE_STREAM_CONNECTIONS: z.coerce.number().int().positive().optional(),
   DATA_DIR: z.string().default("./data"),
   ADMIN_USERNAME: z.string().min(1).default("admin"),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   JWT_SECRET: z.string().min(32).optional(),
+  // POST /login_'s throttle (README "Authentication and permissions"): failures free per (username,
+  // address) pair, per address and per username, and the seconds each kind takes to drain one; the
+  // wait after the first failure beyond an allowance (doubled after each further one) and the
+  // longest (seconds); how many keys of each kind it holds.
+  LOGIN_THROTTLE_PAIR_FREE: freeFailures(5),
+  LOGIN_THROTTLE_PAIR_DRAIN: duration("seconds", 1, DAY_SECONDS, 300),
+  LOGIN_THROTTLE_ADDRESS_FREE: freeFailures(30),
+  LOGIN_THROTTLE_ADDRESS_DRAIN: duration("seconds", 1, DAY_SECONDS, 60),
+  LOGIN_THROTTLE_USERNAME_FREE: freeFailures(200),
+  LOGIN_THROTTLE_USERNAME_DRAIN: duration("seconds", 1, DAY_SECONDS, 30),
+  LOGIN_THROTTLE_BASE_DELAY: duration("seconds", 1, DAY_SECONDS, 1),
+  LOGIN_THROTTLE_MAX_DELAY: duration("seconds", 1, DAY_SECONDS, 900),
+  LOGIN_THROTTLE_MAX_KEYS: z.coerce.number().int().min(1_000).max(10_000_000).default(100_000),
   // A device that reported once and then stays silent this long (seconds) is marked offline.
   DEVICE_OFFLINE_TIMEOUT: duration("seconds", 1, YEAR_SECONDS, 90),
   SUPERVISOR_KEY_SECRET: z.string().min(32).optional(),
@@ -117,6 +168,10 @@ const schema = z.object({
     .transform((value) => value === "true"),
   // Comma-separated origins allowed to call the API from a browser; unset: any origin.
   CORS_ORIGINS: z.string().optional(),
+  // Whether X-Forwarded-For names the client (README "Behind a load balancer"): false (unset), true
+  // (any sender: only behind a proxy that overwrites the header), a number of proxies in front, or
+  // the proxies' addresses and CIDR ranges.
+  TRUST_PROXY: trustProxy,
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   // Operations (README "Operations"): a bearer token /metrics asks for when set; how long an idle
   // keep-alive connection and a request's headers may take (above a load balancer's 60 s idle

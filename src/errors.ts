@@ -41,6 +41,13 @@ export class Conflict extends FleetgateError {
   }
 }
 
+/** RFC 9110's 422: a well-formed request that cannot be processed, such as a reused Idempotency-Key. */
+export class UnprocessableContent extends FleetgateError {
+  constructor(message: string) {
+    super(message, 422, "UNPROCESSABLE_CONTENT");
+  }
+}
+
 export class TooManyRequests extends FleetgateError {
   constructor(
     message: string,
@@ -50,7 +57,7 @@ export class TooManyRequests extends FleetgateError {
   }
 }
 
-/** The database cannot be reached (a restart, a failover, every connection busy): retry shortly. */
+/** The database cannot be reached (a restart, a failover), or every connection stayed busy: retry shortly. */
 export class ServiceUnavailable extends FleetgateError {
   constructor(
     message: string,
@@ -74,6 +81,7 @@ export const errorClasses = [
   Forbidden,
   NotFound,
   Conflict,
+  UnprocessableContent,
   TooManyRequests,
   ServiceUnavailable,
   GatewayTimeout,

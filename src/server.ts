@@ -6,7 +6,7 @@ import { KeyBox } from "./auth/key-box.ts";
 import { permissionsFor } from "./auth/policies.ts";
 import { authRoutes, callerOf, readerOf, requireCaller } from "./auth/routes.ts";
 import { signingSecret, storedSecret } from "./auth/secrets.ts";
-import { defaultThrottleOptions, LoginThrottle } from "./auth/throttle.ts";
+import { LoginThrottle, throttleOptionsFrom } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { ReadPlan } from "./core/plan-types.ts";
@@ -23,6 +23,7 @@ import { useMetrics } from "./http/metrics.ts";
 import { useReadiness } from "./http/readiness.ts";
 import { REQUEST_ID_HEADER, requestIdOf, useRequestIds } from "./http/request-id.ts";
 import { noteActor, useRequestLog } from "./http/request-log.ts";
+import { trustProxyOption } from "./http/trust-proxy.ts";
 import { useUnitOfWork } from "./http/unit-of-work.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
@@ -59,6 +60,9 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     // Above a load balancer's idle time-out (60 s on most), so the balancer closes an idle
     // connection first and never sends a request down one we are closing.
     keepAliveTimeout: deps.config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    // Behind a load balancer, request.ip (which the login throttle counts) is the client's only
+    // when X-Forwarded-For is trusted, and only from the balancer (TRUST_PROXY).
+    trustProxy: trustProxyOption(deps.config.TRUST_PROXY),
   });
   app.server.headersTimeout = deps.config.HTTP_HEADERS_TIMEOUT_MS;
   app.setErrorHandler(sendError);
@@ -130,7 +134,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     db: deps.db,
     model: deps.model,
     authenticator,
-    throttle: new LoginThrottle(defaultThrottleOptions, metrics.logins),
+    throttle: new LoginThrottle(throttleOptionsFrom(deps.config), metrics.logins),
   });
   odataRoutes(app, {
     db: deps.db,
@@ -190,6 +194,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     config: deps.config,
     logger: deps.logger,
     callerOf: (request) => callerOf(request, authenticator),
+    resolveCredential: (credential) => authenticator.resolve(credential),
     compiled: compiled.queries,
   });
   deviceRoutes(app, {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { decodeJwt } from "jose";
 import type { Executor } from "../db/database.ts";
 import { hashKey } from "./api-keys.ts";
 import { looksLikeJwt, type SessionClaims, verifyToken } from "./tokens.ts";
@@ -35,6 +36,14 @@ export type Caller =
 export type Authenticated = Exclude<Caller, { kind: "anonymous" }>;
 
 export const anonymous: Caller = { kind: "anonymous" };
+
+/**
+ * What a credential resolves to now: its caller and when it expires (ms since the epoch; undefined
+ * for a key without an expiry date), or why it does not (a subscription it ends is told).
+ */
+export type Resolution =
+  | { readonly caller: Authenticated; readonly expiresAt: number | undefined }
+  | { readonly refused: string };
 
 interface KeyRow {
   actor: number;
@@ -75,19 +84,24 @@ export class Authenticator {
     const cacheKey = createHash("sha256").update(credential).digest("base64url");
     const cached = this.cache.get(cacheKey);
     if (cached && cached.expires > Date.now()) return cached.caller;
-    const caller = looksLikeJwt(credential)
-      ? await this.fromToken(credential)
-      : await this.fromApiKey(credential);
-    if (caller) {
-      if (this.cache.size >= maxEntries) this.cache.clear();
-      this.cache.set(cacheKey, { caller, expires: Date.now() + ttlMs });
-    }
-    return caller;
+    const resolved = await this.resolve(credential);
+    if (!("caller" in resolved)) return undefined;
+    if (this.cache.size >= maxEntries) this.cache.clear();
+    this.cache.set(cacheKey, { caller: resolved.caller, expires: Date.now() + ttlMs });
+    return resolved.caller;
   }
 
-  private async fromToken(token: string): Promise<Authenticated | undefined> {
+  /**
+   * The credential as a new request's would resolve, without the cache: an open subscription
+   * checks its own this way for as long as it streams.
+   */
+  resolve(credential: string): Promise<Resolution> {
+    return looksLikeJwt(credential) ? this.fromToken(credential) : this.fromApiKey(credential);
+  }
+
+  private async fromToken(token: string): Promise<Resolution> {
     const claims = await verifyToken(this.secret, token);
-    if (!claims) return undefined;
+    if (!claims) return { refused: "is not valid" };
     const [user] = await this.db.query<{
       actor: number;
       username: string;
@@ -98,8 +112,10 @@ export class Authenticator {
       text: `SELECT "actor", "username", "email", "is_admin", "jwt_secret" FROM "user" WHERE "id" = $1::int4`,
       values: [claims.id],
     });
-    if (!user || user.jwt_secret !== claims.jwt_secret) return undefined;
-    return {
+    if (!user) return { refused: "belongs to a deleted user" };
+    // A new password rotates jwt_secret (core/write/rules/user.ts).
+    if (user.jwt_secret !== claims.jwt_secret) return { refused: "was ended by a password change" };
+    const caller: Authenticated = {
       kind: "user",
       actor: user.actor,
       userId: claims.id,
@@ -108,11 +124,15 @@ export class Authenticator {
       isAdmin: user.is_admin,
       session: claims,
     };
+    // Verified above: its exp is the signed one.
+    const { exp } = decodeJwt(token);
+    return { caller, expiresAt: exp === undefined ? undefined : exp * 1000 };
   }
 
-  private async fromApiKey(key: string): Promise<Authenticated | undefined> {
-    const [row] = await this.db.query<KeyRow>({
-      text: `SELECT k."is_of__actor" AS actor,
+  private async fromApiKey(key: string): Promise<Resolution> {
+    const [row] = await this.db.query<KeyRow & { expiry_date: Date | string | null; live: boolean }>({
+      text: `SELECT k."is_of__actor" AS actor, k."expiry_date",
+                    (k."expiry_date" IS NULL OR k."expiry_date" > now()) AS "live",
                     u."id" AS user_id, u."username", u."email", u."is_admin",
                     a."id" AS application_id, a."slug",
                     d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application
@@ -120,39 +140,68 @@ export class Authenticator {
                LEFT JOIN "user" u ON u."actor" = k."is_of__actor"
                LEFT JOIN "application" a ON a."actor" = k."is_of__actor"
                LEFT JOIN "device" d ON d."actor" = k."is_of__actor"
-              WHERE k."key_hash" = $1::text AND (k."expiry_date" IS NULL OR k."expiry_date" > now())`,
+              WHERE k."key_hash" = $1::text`,
       values: [hashKey(key)],
     });
-    if (!row) return undefined;
-    if (row.user_id !== null) {
-      return {
-        kind: "user",
-        actor: row.actor,
-        userId: row.user_id,
-        username: row.username ?? "",
-        email: row.email ?? "",
-        isAdmin: row.is_admin === true,
-        session: undefined,
-      };
-    }
-    if (row.device_id !== null && row.device_application !== null) {
-      return {
-        kind: "device",
-        actor: row.actor,
-        deviceId: row.device_id,
-        uuid: row.uuid ?? "",
-        applicationId: row.device_application,
-      };
-    }
-    if (row.application_id !== null)
-      return {
-        kind: "application",
-        actor: row.actor,
-        applicationId: row.application_id,
-        slug: row.slug ?? "",
-      };
-    return undefined;
+    if (!row) return { refused: "was revoked" };
+    if (!row.live) return { refused: "expired" };
+    const caller = callerOfRow(row);
+    if (!caller) return { refused: "belongs to a user, fleet or device that was deleted" };
+    return { caller, expiresAt: row.expiry_date === null ? undefined : new Date(row.expiry_date).getTime() };
   }
+}
+
+/**
+ * The caller an actor is now (its user, with the admin flag as it is now, or its device or fleet),
+ * or undefined when none is left. Work that runs later on a caller's behalf (a command job's
+ * batches) acts as this, not as the request that started it.
+ */
+export async function callerOfActor(db: Executor, actor: number): Promise<Authenticated | undefined> {
+  const [row] = await db.query<KeyRow>({
+    text: `SELECT t."id" AS actor,
+                  u."id" AS user_id, u."username", u."email", u."is_admin",
+                  a."id" AS application_id, a."slug",
+                  d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application
+             FROM "actor" t
+             LEFT JOIN "user" u ON u."actor" = t."id"
+             LEFT JOIN "application" a ON a."actor" = t."id"
+             LEFT JOIN "device" d ON d."actor" = t."id"
+            WHERE t."id" = $1::int4`,
+    values: [actor],
+  });
+  return row ? callerOfRow(row) : undefined;
+}
+
+/** The caller an actor's row is: its user, else its device, else its fleet. */
+function callerOfRow(row: KeyRow): Authenticated | undefined {
+  if (row.user_id !== null) {
+    return {
+      kind: "user",
+      actor: row.actor,
+      userId: row.user_id,
+      username: row.username ?? "",
+      email: row.email ?? "",
+      isAdmin: row.is_admin === true,
+      session: undefined,
+    };
+  }
+  if (row.device_id !== null && row.device_application !== null) {
+    return {
+      kind: "device",
+      actor: row.actor,
+      deviceId: row.device_id,
+      uuid: row.uuid ?? "",
+      applicationId: row.device_application,
+    };
+  }
+  if (row.application_id !== null)
+    return {
+      kind: "application",
+      actor: row.actor,
+      applicationId: row.application_id,
+      slug: row.slug ?? "",
+    };
+  return undefined;
 }
 
 /** `Authorization: Bearer <jwt or key>`, else `?apikey=`. */

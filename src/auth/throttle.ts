@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { isIPv6 } from "node:net";
+import type { Config } from "../config.ts";
 import { TooManyRequests } from "../errors.ts";
 
 /**
@@ -18,9 +19,8 @@ export interface ThrottleOptions {
   /** One address, any usernames: one client guessing many accounts (or many people behind one NAT). */
   readonly address: Allowance;
   /**
-   * One username, from anywhere: many addresses guessing one account. Much higher than the pair's,
-   * so that failures elsewhere do not lock the owner out; a single address, held to its pair's rate,
-   * never fills it.
+   * One username, from anywhere: many addresses guessing one account. Past it the account is under
+   * attack: its wait holds only addresses with failures of their own (LoginThrottle says why).
    */
   readonly username: Allowance;
   /** The wait after the first failure above an allowance; each further one doubles it. */
@@ -39,14 +39,48 @@ export const defaultThrottleOptions: ThrottleOptions = {
   maxKeys: 100_000,
 };
 
+/** The throttle's numbers from the configuration (the LOGIN_THROTTLE_* variables). */
+export function throttleOptionsFrom(config: Config): ThrottleOptions {
+  const seconds = 1_000;
+  return {
+    pair: { free: config.LOGIN_THROTTLE_PAIR_FREE, drainMs: config.LOGIN_THROTTLE_PAIR_DRAIN * seconds },
+    address: {
+      free: config.LOGIN_THROTTLE_ADDRESS_FREE,
+      drainMs: config.LOGIN_THROTTLE_ADDRESS_DRAIN * seconds,
+    },
+    username: {
+      free: config.LOGIN_THROTTLE_USERNAME_FREE,
+      drainMs: config.LOGIN_THROTTLE_USERNAME_DRAIN * seconds,
+    },
+    baseDelayMs: config.LOGIN_THROTTLE_BASE_DELAY * seconds,
+    maxDelayMs: config.LOGIN_THROTTLE_MAX_DELAY * seconds,
+    maxKeys: config.LOGIN_THROTTLE_MAX_KEYS,
+  };
+}
+
 interface Entry {
   /** Failures not yet drained, as of `at`. */
   level: number;
   at: number;
+  /** The latest failure (-Infinity: none yet). */
+  failedAt: number;
+  /** The failure that last took the level over the free allowance (meaningful while it is over). */
+  overSince: number;
   /** No attempt for this key before this time. */
   blockedUntil: number;
   /** Attempts begun and not yet ended: their passwords are being checked right now. */
   pending: number;
+}
+
+function newEntry(now: number, pending: number): Entry {
+  return {
+    level: 0,
+    at: now,
+    failedAt: Number.NEGATIVE_INFINITY,
+    overSince: now,
+    blockedUntil: 0,
+    pending,
+  };
 }
 
 /** Failures of one kind of key (pair, address or username). */
@@ -77,17 +111,37 @@ class Ledger {
     return 0;
   }
 
+  /** When this key went over its free allowance, while it still is; undefined while it is not. */
+  overSince(key: string, now: number): number | undefined {
+    const entry = this.entries.get(key);
+    return entry && this.level(entry, now) > this.allowance.free ? entry.overSince : undefined;
+  }
+
+  /** No failure on record: all drained, and none at or after `since` (when given). */
+  clean(key: string, now: number, since = Number.POSITIVE_INFINITY): boolean {
+    const entry = this.entries.get(key);
+    return !entry || (this.level(entry, now) === 0 && entry.failedAt < since);
+  }
+
+  /** An attempt of this key is being checked right now. */
+  busy(key: string): boolean {
+    return (this.entries.get(key)?.pending ?? 0) > 0;
+  }
+
   begin(key: string, now: number): void {
-    const entry = this.entries.get(key) ?? { level: 0, at: now, blockedUntil: 0, pending: 0 };
+    const entry = this.entries.get(key) ?? newEntry(now, 0);
     entry.pending += 1;
     this.touch(key, entry, now);
   }
 
   fail(key: string, now: number): void {
-    const entry = this.entries.get(key) ?? { level: 0, at: now, blockedUntil: 0, pending: 1 };
+    const entry = this.entries.get(key) ?? newEntry(now, 1);
     entry.pending = Math.max(0, entry.pending - 1);
-    entry.level = this.level(entry, now) + 1;
+    const before = this.level(entry, now);
+    if (before <= this.allowance.free) entry.overSince = now;
+    entry.level = before + 1;
     entry.at = now;
+    entry.failedAt = now;
     const over = Math.ceil(entry.level - this.allowance.free);
     if (over > 0) {
       const { baseDelayMs, maxDelayMs } = this.options;
@@ -141,8 +195,33 @@ export interface LoginAttempt {
 
 /**
  * Throttles failed logins per (username, address) pair, per address and per username, with a
- * delay that grows with the failures instead of a lock: nobody can lock another user out short of
- * the per-username ceiling. Unknown usernames are counted exactly like known ones.
+ * delay that grows with the failures instead of a lock. Unknown usernames are counted exactly like
+ * known ones.
+ *
+ * The username's count cannot be allowed to lock the owner out: it fills from addresses the owner
+ * has nothing to do with (about 40 addresses, each within its pair's allowance, fill the default
+ * one; with IPv6 those are free), and one failure per wait would keep it full. So once a username is
+ * over its allowance ("under attack"), its wait holds only *suspect* attempts, and an attempt from
+ * an address with a clean record goes ahead:
+ *
+ * - suspect: the address has a failure on record (for any username), or the pair has one, or the
+ *   pair failed at any time since the attack began (however long ago: it does not drain away while
+ *   the attack lasts), or the pair has an attempt in flight;
+ * - clean: none of these. The owner at their usual address, who has not mistyped lately, is clean,
+ *   and logs in whatever the count says.
+ *
+ * Why an attacker gains little: a clean address gets one guess at the account, after which it is
+ * suspect for as long as the attack lasts, and waits as every address waited before. Each guess
+ * adds one to the username's count, and the attack ends only once the count has drained below its
+ * allowance (one failure per `username.drainMs`), so N fresh addresses buy N guesses once, and
+ * keep the account under attack N drains longer, during which they get nothing more: over any
+ * span the account yields about one guess per drain, as before, plus one per address the attacker
+ * brings to the attack. Addresses are counted as the
+ * pair and address ledgers count them: an IPv6 client by its /64, which one host usually holds
+ * whole. The ledgers forget the oldest keys beyond `maxKeys`, so an attacker with more addresses
+ * than that may bring some back clean. The pair and address allowances hold as before for every
+ * address, clean or not. `request.ip` must be the client's (TRUST_PROXY behind a load balancer): an
+ * address a client can choose is a fresh address per guess.
  */
 export class LoginThrottle {
   private readonly pairs: Ledger;
@@ -171,10 +250,13 @@ export class LoginThrottle {
     const user = usernameKey(username);
     const from = addressKey(address);
     const pair = `${from} ${user}`;
+    const attackSince = this.usernames.overSince(user, now);
+    const clean =
+      this.pairs.clean(pair, now, attackSince) && !this.pairs.busy(pair) && this.addresses.clean(from, now);
     const waitMs = Math.max(
       this.pairs.waitMs(pair, now),
       this.addresses.waitMs(from, now),
-      this.usernames.waitMs(user, now),
+      clean ? 0 : this.usernames.waitMs(user, now),
     );
     if (waitMs > 0) {
       this.events.throttled?.();

@@ -1,12 +1,13 @@
-import { isConnectionFailure, QueryCancelled, StatementTimeout } from "../db/failures.ts";
+import { ConnectionsBusy, isConnectionFailure, QueryCancelled, StatementTimeout } from "../db/failures.ts";
 import { BadRequest, Conflict, FleetgateError, GatewayTimeout, ServiceUnavailable } from "../errors.ts";
 
 // The one table from what was thrown to what the client is told, for every surface. The
 // database's own texts never reach a client: a constraint's `detail` holds the row's values, and a
 // data exception can quote the value at fault. Messages name fields as the model names them.
 
-// How soon a client should try again while the database is away: a restart or a failover is
-// usually seconds, and the pool reconnects on the first request after it.
+// How soon a client should try again while the database is away (a restart or a failover is
+// usually seconds, and the pool reconnects on the first request after it) or every connection is
+// busy (each statement gives its connection back within the statement time-out).
 const RETRY_AFTER_SECONDS = 1;
 
 // The setting behind each time-out, so the message names what an operator can change.
@@ -102,6 +103,11 @@ function databaseError(error: unknown): FleetgateError | undefined {
   if (error instanceof QueryCancelled) {
     // nginx's "client closed request", for the log: nobody reads the reply.
     return new FleetgateError("The client closed the request", 499, "CLIENT_CLOSED_REQUEST");
+  }
+  // The database is up and every connection is serving others: a busy server, not an outage, so
+  // neither the client nor the operator goes looking for one.
+  if (error instanceof ConnectionsBusy) {
+    return new ServiceUnavailable("The server is busy; try again shortly", RETRY_AFTER_SECONDS);
   }
   if (isConnectionFailure(error)) {
     return new ServiceUnavailable("The database is unavailable; try again shortly", RETRY_AFTER_SECONDS);

@@ -1,5 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import type { PrismaClient } from "../generated/prisma/client.ts";
+import type { ConnectionBudget } from "./connection-budget.ts";
 
 /** One SQL statement with its parameters bound separately: no value ever reaches the text. */
 export interface Statement {
@@ -33,13 +34,23 @@ export interface Database extends Executor {
   close(): Promise<void>;
   /**
    * NOTIFY on `channel`, delivered to `onPayload` over a connection of its own (src/events' bus);
-   * resolves to the function that stops. Absent on a database that cannot listen.
+   * resolves to the function that stops. `onMissed` is called when listening resumes after its
+   * connection was lost: what was NOTIFYed meanwhile is lost. Absent on a database that cannot listen.
    */
-  listen?(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  listen?(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onMissed?: () => void,
+  ): Promise<() => Promise<void>>;
   /** PostgreSQL's URL, for the job queue's own small pool (src/proxy/jobs/). */
   readonly url?: string;
   /** The embedded database's one connection, for the job queue's own adapter (src/proxy/jobs/). */
   readonly embedded?: PGlite;
+  /**
+   * The connections subscriptions' reads share (DATABASE_STREAM_CONNECTIONS): however many streams
+   * and changes there are, they hold no more of the pool than this, and requests keep the rest.
+   */
+  readonly streams: ConnectionBudget;
   /** PostgreSQL's pool; the embedded database has none (one connection, inside the process). */
   poolStats?(): PoolStats;
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { PGlite, type Transaction } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
+import { ConnectionBudget } from "./connection-budget.ts";
 import type { Database, Executor, Statement } from "./database.ts";
 import { lockDirectory } from "./directory-lock.ts";
 import { QueryCancelled } from "./failures.ts";
@@ -49,7 +50,10 @@ export async function openEmbedded(dataDir: string | undefined): Promise<Databas
     },
     ...executorOn(pglite),
     transaction: (work) => pglite.transaction((tx) => work(executorOn(tx))),
+    // One connection, which PGlite gives each statement in turn: streams take theirs one at a time.
+    streams: new ConnectionBudget(1),
     // PGlite's own LISTEN: a NOTIFY of this instance is delivered when its transaction commits.
+    // In the process, with no connection to lose, so nothing is ever missed.
     listen: async (channel, onPayload) => {
       const stop = await pglite.listen(channel, onPayload);
       return () => stop();

@@ -24,13 +24,27 @@ export class QueryCancelled extends Error {
 
 /**
  * No connection could be had: the server refused or did not answer, or refused us (it is starting,
- * shutting down, full, or not accepting connections to this database), or every pooled connection
- * stayed busy past the connect time-out. Whatever the server said, the request did not run.
+ * shutting down, full, or not accepting connections to this database). Whatever the server said,
+ * the request did not run.
  */
 export class ConnectionFailed extends Error {
   constructor(options?: ErrorOptions) {
     super("could not get a database connection", options);
     this.name = "ConnectionFailed";
+  }
+}
+
+/**
+ * Every pooled connection stayed busy serving others past the connect time-out. The database is up:
+ * this server has more to do than its pool (DATABASE_POOL_SIZE) can take, and the request did not run.
+ */
+export class ConnectionsBusy extends Error {
+  constructor(
+    readonly waitedMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(`every database connection stayed busy for ${waitedMs} ms`, options);
+    this.name = "ConnectionsBusy";
   }
 }
 
@@ -71,8 +85,8 @@ export function isQueryCanceled(error: unknown): boolean {
 
 /**
  * Whether `error` means the database could not be reached or dropped the connection (a restart, a
- * failover, a terminated backend, every connection busy past the connect time-out): the statement
- * may well succeed if tried again shortly, and the connection it ran on must not be reused.
+ * failover, a terminated backend): the statement may well succeed if tried again shortly, and the
+ * connection it ran on must not be reused. Not a wait for a busy pool (`ConnectionsBusy`).
  */
 export function isConnectionFailure(error: unknown): boolean {
   if (error instanceof ConnectionFailed) return true;

@@ -13,6 +13,7 @@ export function openDatabase(
     | "DATABASE_STATEMENT_TIMEOUT_MS"
     | "DATABASE_WRITE_TIMEOUT_MS"
     | "DATABASE_CONNECT_TIMEOUT_MS"
+    | "DATABASE_STREAM_CONNECTIONS"
   >,
 ) {
   return config.DATABASE_URL
@@ -23,6 +24,9 @@ export function openDatabase(
           statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
           writeTimeoutMs: config.DATABASE_WRITE_TIMEOUT_MS,
           connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+          ...(config.DATABASE_STREAM_CONNECTIONS
+            ? { streamConnections: config.DATABASE_STREAM_CONNECTIONS }
+            : {}),
         }),
       )
     : openEmbedded(config.DATA_DIR);

@@ -2,6 +2,12 @@ import type pg from "pg";
 
 export type OnNotify = (payload: string) => void;
 
+interface Listener {
+  readonly notify: OnNotify;
+  /** Called once listening resumes after a lost connection. */
+  readonly missed?: (() => void) | undefined;
+}
+
 // Reconnecting after a loss: quickly at first, then no more often than this.
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
@@ -10,11 +16,12 @@ const MAX_RETRY_MS = 30_000;
  * One PostgreSQL connection of its own, outside the pool, that LISTENs on every channel someone
  * listens to. A pooled connection cannot LISTEN: it is handed to other callers between statements.
  * When the connection is lost (a restart, a failover) it reconnects with backoff and LISTENs again;
- * the notifications sent meanwhile are lost, as NOTIFY's are to anyone not connected. Nothing here
- * throws into the process: a server whose database goes away keeps running.
+ * the notifications sent meanwhile are lost, as NOTIFY's are to anyone not connected, so each
+ * listener then hears that it missed some (and reads again what it watches). Nothing here throws
+ * into the process: a server whose database goes away keeps running.
  */
 export class PgListener {
-  private readonly handlers = new Map<string, Set<OnNotify>>();
+  private readonly handlers = new Map<string, Set<Listener>>();
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client | undefined> | undefined;
   private retryMs = FIRST_RETRY_MS;
@@ -28,8 +35,12 @@ export class PgListener {
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
-  /** Delivers NOTIFY on `channel` to `handler` until the returned function is called. */
-  async listen(channel: string, handler: OnNotify): Promise<() => Promise<void>> {
+  /**
+   * Delivers NOTIFY on `channel` to `handler` until the returned function is called, and calls
+   * `missed` each time it listens again after losing its connection.
+   */
+  async listen(channel: string, handler: OnNotify, missed?: () => void): Promise<() => Promise<void>> {
+    const listener: Listener = { notify: handler, missed };
     let set = this.handlers.get(channel);
     if (!set) {
       set = new Set();
@@ -39,10 +50,10 @@ export class PgListener {
       if (client)
         await this.run(client, `LISTEN ${quote(channel)}`).catch((error) => this.lost(client, error));
     }
-    set.add(handler);
+    set.add(listener);
     return async () => {
       const current = this.handlers.get(channel);
-      if (!current?.delete(handler) || current.size > 0) return;
+      if (!current?.delete(listener) || current.size > 0) return;
       this.handlers.delete(channel);
       if (this.client) await this.run(this.client, `UNLISTEN ${quote(channel)}`).catch(() => {});
     };
@@ -72,7 +83,7 @@ export class PgListener {
     client.on("error", (error) => this.lost(client, error));
     client.on("end", () => this.lost(client, undefined));
     client.on("notification", (message) => {
-      for (const handler of this.handlers.get(message.channel) ?? []) handler(message.payload ?? "");
+      for (const listener of this.handlers.get(message.channel) ?? []) listener.notify(message.payload ?? "");
     });
     try {
       await client.connect();
@@ -87,6 +98,9 @@ export class PgListener {
     }
     this.client = client;
     this.retryMs = FIRST_RETRY_MS;
+    // Whoever listened before this connection (a lost one) may have missed notifications; a first
+    // connection has no one yet (`listen` adds its listener after connecting).
+    for (const listeners of this.handlers.values()) for (const listener of listeners) listener.missed?.();
     return client;
   }
 

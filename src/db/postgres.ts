@@ -4,9 +4,11 @@ import "./pg-navigator-end.ts";
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "../generated/prisma/client.ts";
+import { ConnectionBudget } from "./connection-budget.ts";
 import type { Database, Executor, Statement } from "./database.ts";
 import {
   ConnectionFailed,
+  ConnectionsBusy,
   isConnectionFailure,
   isQueryCanceled,
   QueryCancelled,
@@ -41,6 +43,8 @@ export interface PostgresOptions {
   readonly writeTimeoutMs?: number;
   /** How long a caller waits for a connection (a free one from the pool, or a new one). */
   readonly connectTimeoutMs?: number;
+  /** The most connections subscriptions' reads hold at once; default a quarter of the pool, at least 1. */
+  readonly streamConnections?: number;
 }
 
 export const postgresDefaults = {
@@ -49,16 +53,55 @@ export const postgresDefaults = {
   connectTimeoutMs: 5_000,
 } as const;
 
+// pg-pool's words when a caller's wait for a pooled connection ran out. A new connection that does
+// not open in time says "Connection terminated due to connection timeout" instead.
+const WAIT_TIMED_OUT = "timeout exceeded when trying to connect";
+
+/** A connection from the pool for one caller, or why there is none: how every statement gets one. */
+interface Connections {
+  connect(): Promise<pg.PoolClient>;
+}
+
+function connections(pool: pg.Pool, max: number, waitMs: number): Connections {
+  // Connections handed to callers now. The pool's own counts cannot tell these from connections
+  // still being opened, which a wait also waits for when the database does not answer.
+  let busy = 0;
+  pool.on("acquire", () => busy++);
+  pool.on("release", () => busy--);
+  return {
+    connect: () =>
+      pool.connect().catch((error: unknown) => {
+        // The wait ran out while every connection was serving someone: the server is busy, not the
+        // database away, and the client is told so (src/core/client-errors.ts).
+        if (error instanceof Error && error.message === WAIT_TIMED_OUT && busy >= max)
+          throw new ConnectionsBusy(waitMs, { cause: error });
+        throw new ConnectionFailed({ cause: error });
+      }),
+  };
+}
+
 /**
  * Checks a connection out for one caller and gives it back, whatever happened: an 'error' listener
  * while it is out (a backend terminated between two statements emits one, and an 'error' event
  * without a listener ends the process), and a connection that failed, or is still inside a
- * transaction (its ROLLBACK failed), is discarded, not reused.
+ * transaction (its ROLLBACK failed), is discarded, not reused. Inside a unit of work, one statement
+ * (or transaction) at a time: a request holds at most one connection.
  */
-async function withClient<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect().catch((error: unknown) => {
-    throw new ConnectionFailed({ cause: error });
+function withClient<T>(connections: Connections, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const unit = currentUnit();
+  if (!unit) return checkedOut(connections, work);
+  return unit.connection.use(async () => {
+    // Its client went away while the statement waited its turn: no connection is taken for it.
+    if (unit.abandoned) throw new QueryCancelled();
+    return checkedOut(connections, work);
   });
+}
+
+async function checkedOut<T>(
+  connections: Connections,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await connections.connect();
   let broken: Error | undefined;
   const onError = (error: Error) => {
     broken = error;
@@ -136,16 +179,17 @@ export function openPostgres(options: PostgresOptions): Database {
   });
   // An idle connection that dies (server restart) must not crash the process; the pool drops it.
   pool.on("error", () => {});
+  const pooled = connections(pool, options.poolSize, connectTimeoutMs);
   const single: Executor = {
     query: <Row>(statement: Statement) => {
       countStatement();
-      return withClient(pool, (client) =>
+      return withClient(pooled, (client) =>
         run<Row>(client, named(statement), "statement", statementTimeoutMs),
       );
     },
     async script(sql: string) {
       countStatement();
-      await withClient(pool, (client) => run(client, sql, "statement", statementTimeoutMs));
+      await withClient(pooled, (client) => run(client, sql, "statement", statementTimeoutMs));
     },
   };
   const inTransaction = (client: pg.PoolClient): Executor => ({
@@ -180,7 +224,7 @@ export function openPostgres(options: PostgresOptions): Database {
     },
     ...single,
     transaction: (work) =>
-      withClient(pool, async (client) => {
+      withClient(pooled, async (client) => {
         // One round trip: the transaction and its statements' time-out.
         await client.query(`BEGIN; SET LOCAL statement_timeout = ${writeTimeoutMs}`);
         try {
@@ -194,7 +238,8 @@ export function openPostgres(options: PostgresOptions): Database {
           throw error;
         }
       }),
-    listen: (channel, onPayload) => listener.listen(channel, onPayload),
+    listen: (channel, onPayload, onMissed) => listener.listen(channel, onPayload, onMissed),
+    streams: new ConnectionBudget(options.streamConnections ?? Math.max(1, Math.floor(options.poolSize / 4))),
     async close() {
       await listener.close();
       await prisma?.$disconnect();

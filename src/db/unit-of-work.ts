@@ -1,11 +1,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { ConnectionBudget } from "./connection-budget.ts";
 
 // What the database layer knows of the unit of work a statement runs for (an HTTP request's
 // handler), carried in the async context so every surface (OData, GraphQL, the proxy's target lookup)
 // gets it without passing it down by hand: how many statements it ran (the one-statement-per-read
-// rule, shown in x-sql-statements), and whether its client went away (then the statement running is
-// cancelled and the ones not yet sent are not sent). One context and plain fields, not an
-// AbortController per request: this runs on every request, and the hot path shows it.
+// rule, shown in x-sql-statements), whether its client went away (then the statement running is
+// cancelled and the ones not yet sent are not sent), and the one connection its statements take in
+// turn (DESIGN.md, "Bounded work": a request holds at most one, however many root fields it has).
+// One context and plain fields, not an AbortController per request: this runs on every request,
+// and the hot path shows it.
 export interface UnitOfWork {
   /** The request's id (`x-request-id`), for the records a unit writes about itself (proxy audit rows). */
   readonly id?: string;
@@ -13,12 +16,18 @@ export interface UnitOfWork {
   abandoned: boolean;
   /** Cancels the statements running now. */
   readonly running: Set<() => void>;
+  /**
+   * A budget of one connection: the unit's statements run one after another, never side by side.
+   * So inside `Database.transaction`, every statement goes through its executor: one on the
+   * database itself would wait for the transaction's connection, which waits for it.
+   */
+  readonly connection: ConnectionBudget;
 }
 
 const scope = new AsyncLocalStorage<UnitOfWork>();
 
 export function newUnitOfWork(id?: string): UnitOfWork {
-  return { id, count: 0, abandoned: false, running: new Set() };
+  return { id, count: 0, abandoned: false, running: new Set(), connection: new ConnectionBudget(1) };
 }
 
 export function withUnitOfWork<T>(unit: UnitOfWork, work: () => T): T {

@@ -4,13 +4,19 @@ import type { Channel } from "./channels.ts";
 
 export type Handler = (payload: string) => void;
 
+interface Subscriber {
+  readonly handler: Handler;
+  readonly missed?: () => void;
+}
+
 /** The change bus between fleetgate instances: PostgreSQL LISTEN/NOTIFY, no server of its own. */
 export interface EventBus {
   /**
    * Calls `handler` with each payload NOTIFYed on `channel` until the returned function is called;
-   * `closed` when the bus closes first.
+   * `closed` when the bus closes first; `missed` once it listens again after losing its connection,
+   * when the payloads NOTIFYed meanwhile are lost: the subscriber reads again what it watches.
    */
-  subscribe(channel: Channel, handler: Handler, closed?: () => void): () => void;
+  subscribe(channel: Channel, handler: Handler, closed?: () => void, missed?: () => void): () => void;
   /** Resolves once the LISTEN of `channel` is in place (or failed), so a read after it misses no change. */
   listening(channel: Channel): Promise<void>;
   /** Stops listening (server shutdown): every subscriber's `closed` is called, handlers get nothing more. */
@@ -21,42 +27,49 @@ export interface EventBus {
  * One LISTEN per channel for the whole process, however many subscribers: the database sends each
  * notification once and it is fanned out here. The LISTEN starts with the channel's first subscriber
  * and stops with its last. Listening failures are logged, never thrown: a subscription outlives a
- * lost connection (the database layer reconnects).
+ * lost connection (the database layer reconnects, and the bus tells subscribers what they missed).
  */
 export function createBus(db: Database, logger: Logger): EventBus {
   const channels = new Map<
     Channel,
-    { handlers: Set<Handler>; stop: Promise<(() => Promise<void>) | undefined> }
+    { subscribers: Set<Subscriber>; stop: Promise<(() => Promise<void>) | undefined> }
   >();
   let closed = false;
   const closers = new Set<() => void>();
   if (!db.listen) logger.warn("this database cannot LISTEN: subscriptions will receive no changes");
 
-  const start = (channel: Channel, handlers: Set<Handler>) =>
-    (
-      db.listen?.(channel, (payload) => {
-        for (const handler of handlers) {
-          try {
-            handler(payload);
-          } catch (error) {
-            logger.error({ err: error, channel }, "a change handler failed");
-          }
+  const start = (channel: Channel, subscribers: Set<Subscriber>) => {
+    const each = (call: (subscriber: Subscriber) => void) => {
+      for (const subscriber of subscribers) {
+        try {
+          call(subscriber);
+        } catch (error) {
+          logger.error({ err: error, channel }, "a change handler failed");
         }
-      }) ?? Promise.resolve(undefined)
+      }
+    };
+    const missed = () => {
+      logger.warn({ channel }, "listening again: notifications sent meanwhile were lost");
+      each((subscriber) => subscriber.missed?.());
+    };
+    return (
+      db.listen?.(channel, (payload) => each((subscriber) => subscriber.handler(payload)), missed) ??
+      Promise.resolve(undefined)
     ).catch((error: unknown) => {
       logger.error({ err: error, channel }, "LISTEN failed");
       return undefined;
     });
+  };
 
   const stop = (channel: Channel) => {
     const entry = channels.get(channel);
-    if (!entry || entry.handlers.size > 0) return;
+    if (!entry || entry.subscribers.size > 0) return;
     channels.delete(channel);
     void entry.stop.then((unlisten) => unlisten?.()).catch(() => {});
   };
 
   return {
-    subscribe(channel, handler, onClosed) {
+    subscribe(channel, handler, onClosed, missed) {
       if (closed) {
         onClosed?.();
         return () => {};
@@ -64,14 +77,16 @@ export function createBus(db: Database, logger: Logger): EventBus {
       if (onClosed) closers.add(onClosed);
       let entry = channels.get(channel);
       if (!entry) {
-        const handlers = new Set<Handler>();
-        entry = { handlers, stop: start(channel, handlers) };
+        const subscribers = new Set<Subscriber>();
+        entry = { subscribers, stop: start(channel, subscribers) };
         channels.set(channel, entry);
       }
-      entry.handlers.add(handler);
+      // An object of its own: the same handler may subscribe twice.
+      const subscriber: Subscriber = { handler, ...(missed ? { missed } : {}) };
+      entry.subscribers.add(subscriber);
       return () => {
         if (onClosed) closers.delete(onClosed);
-        entry.handlers.delete(handler);
+        entry.subscribers.delete(subscriber);
         stop(channel);
       };
     },
@@ -84,7 +99,7 @@ export function createBus(db: Database, logger: Logger): EventBus {
       closers.clear();
       const entries = [...channels.values()];
       channels.clear();
-      for (const entry of entries) entry.handlers.clear();
+      for (const entry of entries) entry.subscribers.clear();
       await Promise.all(entries.map((entry) => entry.stop.then((unlisten) => unlisten?.()).catch(() => {})));
     },
   };

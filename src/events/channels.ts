@@ -12,6 +12,11 @@ export const channels = {
   fleet: "fleetgate_fleet",
   /** `<command job id>`: a command job's counts or status changed. */
   commandJob: "fleetgate_command_job",
+  /**
+   * `<actor id>`: a credential of this actor may have ended (a key deleted or expiring otherwise, a
+   * password changed, a user deleted) or its rights changed (triggers, migration 20261201000300).
+   */
+  credential: "fleetgate_credential",
 } as const;
 
 export type Channel = (typeof channels)[keyof typeof channels];
@@ -37,7 +42,7 @@ export function parseDeviceChange(payload: string): DeviceChange | undefined {
   return match ? { device: Number(match[1]), fleet: Number(match[2]) } : undefined;
 }
 
-/** A payload that is one row id (`channels.fleet`, `channels.commandJob`). */
+/** A payload that is one row id (`channels.fleet`, `channels.commandJob`, `channels.credential`). */
 export function parseId(payload: string): number | undefined {
   return /^\d+$/.test(payload) ? Number(payload) : undefined;
 }

@@ -7,6 +7,7 @@ import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import type { ProxyContext } from "../proxy/command.ts";
+import type { CredentialWatch } from "./credential-watch.ts";
 import type { RowLoaders } from "./loaders.ts";
 import type { RequestCost, SelectionPlanner } from "./selection.ts";
 import type { GraphQLModel } from "./types.ts";
@@ -15,6 +16,8 @@ import type { GraphQLModel } from "./types.ts";
 export interface GraphQLContext {
   /** `anonymous` without a credential; undefined when the credential given is invalid. */
   readonly caller: Caller | undefined;
+  /** The credential the request presented, which a subscription follows (live-caller.ts). */
+  readonly credential: string | undefined;
   readonly core: GraphQLCore;
   readonly loaders: RowLoaders;
   readonly cost: RequestCost;
@@ -31,6 +34,8 @@ export interface GraphQLCore {
   readonly identitiesChanged: () => void;
   /** The change bus the subscriptions listen to. */
   readonly events: EventBus;
+  /** The credentials of open subscriptions, resolved again as they change. */
+  readonly credentials: CredentialWatch;
   /** Compiled reads by query shape, shared with the OData surface. */
   readonly compiled?: CompiledReads;
 }

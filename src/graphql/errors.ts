@@ -28,7 +28,8 @@ function requestId(): { requestId?: string } {
 
 /**
  * Client errors carry `extensions.code` (BAD_USER_INPUT, UNAUTHENTICATED, FORBIDDEN, NOT_FOUND,
- * CONFLICT); anything unexpected is masked and logged. Every error carries `extensions.requestId`.
+ * CONFLICT, UNPROCESSABLE_CONTENT, …); anything unexpected is masked and logged. Every error
+ * carries `extensions.requestId`.
  */
 export function maskError(logger: Logger) {
   return (error: unknown, message: string): Error => {

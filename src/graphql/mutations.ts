@@ -144,7 +144,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
           nullable: true,
           args: { input: t.arg({ type: input, required: true }) },
           resolve: async (_root, args, context, info) => {
-            const selected = selectOne(context, spec, info);
+            const selected = selectOne(context, info);
             const id = await asCaller(context, resource, (write) =>
               createEntity(resource.name, toModelNames(creatable, args.input as Row), write),
             );
@@ -168,7 +168,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
             // No credential is a 401 before anything is looked up (not the NOT_FOUND of what it cannot see).
             writer(context);
             const { patch: given, ...keyArgs } = args as Row;
-            const selected = selectOne(context, spec, info);
+            const selected = selectOne(context, info);
             // By id from here on: the patch may change the key the row was named by.
             const [found] = await readRows(context, {
               resource: resource.name,
@@ -225,7 +225,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
           resolve: async (_root, args, context, info) => {
             writer(context);
             const key = keyOf(spec, resource.keys, args as Row);
-            const before = await readOne(context, resource.name, key, selectOne(context, spec, info));
+            const before = await readOne(context, resource.name, key, selectOne(context, info));
             if (!before) throw new NotFound(`No ${spec.name} with that key`);
             await asCaller(context, resource, (write) =>
               deleteEntities({ resource: resource.name, key }, write),

@@ -40,14 +40,13 @@ export function queryFields(builder: Builder, graph: GraphQLModel, refs: ObjectR
             context,
             resource.name,
             keyOf(spec, resource.keys, args as Row),
-            selectOne(context, spec, info),
+            selectOne(context, info),
           ) as never,
       }),
       [many]: t.field({
         type: [type],
         args: listArguments(builder, refs, spec),
-        resolve: (_root, args, context, info) =>
-          readList(context, resource.name, spec, args as ListArguments, info) as never,
+        resolve: (_root, _args, context, info) => readList(context, resource.name, info) as never,
       }),
       [`${many}Count`]: t.field({
         type: "Int",

@@ -24,25 +24,22 @@ export function readRows(context: GraphQLContext, query: ODataQuery): Promise<Ro
   return readCoreRows<Row>(query, readContext(context));
 }
 
-export async function readList(
+/** A root list field's rows: its selection and arguments, charged with the whole operation. */
+export function readList(
   context: GraphQLContext,
   resource: string,
-  spec: ObjectSpec,
-  args: ListArguments,
   info: GraphQLResolveInfo,
 ): Promise<Row[]> {
-  const { selection } = context.core;
-  const options = selection.options(spec, info.fieldNodes, info, args);
-  selection.charge(context.cost, options, options.top ?? 1);
+  const options = context.core.selection.rootOptions(context.cost, info);
   return readRows(context, { resource, count: false, options });
 }
 
-/** What a single-row field selects, charged to the request (before a mutation writes anything). */
-export function selectOne(context: GraphQLContext, spec: ObjectSpec, info: GraphQLResolveInfo): QueryOptions {
-  const { selection } = context.core;
-  const options = selection.selection(spec, info.fieldNodes, info);
-  selection.charge(context.cost, options, 1);
-  return options;
+/**
+ * What a single-row root field selects, charged with the whole operation (before a mutation writes
+ * anything).
+ */
+export function selectOne(context: GraphQLContext, info: GraphQLResolveInfo): QueryOptions {
+  return context.core.selection.rootOptions(context.cost, info);
 }
 
 /** One row by a key (`id`, or another unique field), or null when the caller cannot see it. */

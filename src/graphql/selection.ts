@@ -3,10 +3,14 @@ import {
   type FragmentDefinitionNode,
   GraphQLIncludeDirective,
   type GraphQLObjectType,
+  type GraphQLResolveInfo,
   type GraphQLSchema,
   GraphQLSkipDirective,
   getArgumentValues,
   getDirectiveValues,
+  getNamedType,
+  getNullableType,
+  isListType,
   Kind,
   type SelectionSetNode,
 } from "graphql";
@@ -25,7 +29,12 @@ export interface Operation {
 /** What one request has been charged so far (see SelectionPlanner.charge). */
 export interface RequestCost {
   rows: number;
+  /** Its operation's root fields, planned and charged together before the first of them read. */
+  roots?: RootPlans;
 }
+
+/** The options of each root field that reads rows, by response key; or why it cannot run. */
+type RootPlans = ReadonlyMap<string, QueryOptions | Error>;
 
 /** The arguments of a list field: `where`, `orderBy`, `first`, `offset`. */
 export interface ListArguments {
@@ -45,11 +54,16 @@ export const relationKey = (responseKey: string): string => `$${responseKey}`;
  * expansions. The database answers with JSON in the shape GraphQL resolves from.
  */
 export class SelectionPlanner {
+  /** The object type of each resource, by its GraphQL name. */
+  private readonly specs: ReadonlyMap<string, ObjectSpec>;
+
   constructor(
     private readonly graph: GraphQLModel,
     private readonly maxFirst: number,
     private readonly maxCost: number,
-  ) {}
+  ) {
+    this.specs = new Map([...graph.objects.values()].map((spec) => [spec.name, spec]));
+  }
 
   /**
    * The cost limit: the most rows a request could read, each list counting its `first` (from a
@@ -57,12 +71,63 @@ export class SelectionPlanner {
    * cost from the document alone cannot see `first` from variables.
    */
   charge(cost: RequestCost, options: QueryOptions, rows: number): void {
-    cost.rows += rowBound(options, rows);
+    this.add(cost, rowBound(options, rows));
+  }
+
+  private add(cost: RequestCost, rows: number): void {
+    cost.rows += rows;
     if (cost.rows > this.maxCost) {
       throw new BadRequest(
         `This query could read up to ${cost.rows} rows, more than the limit of ${this.maxCost}; give its lists a smaller \`first\``,
       );
     }
+  }
+
+  /**
+   * The options of the root field `info` resolves (a list: with its arguments). The first root
+   * field of a request plans every root field of the operation, aliases and fragments included, and
+   * charges their sum: an operation over the cost limit is refused before any of them reads a row
+   * (issue 27: three hundred aliases of one list are three hundred lists).
+   */
+  rootOptions(cost: RequestCost, info: GraphQLResolveInfo): QueryOptions {
+    cost.roots ??= this.planRoots(cost, info);
+    const planned = cost.roots.get(String(info.path.key));
+    if (planned instanceof Error) throw planned;
+    if (!planned) throw new Error(`${info.parentType.name}.${info.fieldName} reads no rows`);
+    return planned;
+  }
+
+  private planRoots(cost: RequestCost, info: GraphQLResolveInfo): RootPlans {
+    const plans = new Map<string, QueryOptions | Error>();
+    let rows = 0;
+    for (const [responseKey, nodes] of collectFields([info.operation.selectionSet], info)) {
+      const definition = info.parentType.getFields()[(nodes[0] as FieldNode).name.value];
+      const spec = definition && this.specs.get(getNamedType(definition.type).name);
+      // Counts and commands read no rows of their own (a command's devices are charged as they load).
+      if (!definition || !spec) continue;
+      const list = isListType(getNullableType(definition.type));
+      try {
+        const options = list
+          ? this.options(
+              spec,
+              nodes,
+              info,
+              getArgumentValues(definition, nodes[0] as FieldNode, info.variableValues),
+            )
+          : this.selection(spec, nodes, info);
+        rows += rowBound(options, list ? (options.top ?? 1) : 1);
+        plans.set(responseKey, options);
+      } catch (error) {
+        // A field's own mistake (a bad `first`, `where`) is its error, not the operation's.
+        plans.set(responseKey, error as Error);
+      }
+    }
+    try {
+      this.add(cost, rows);
+    } catch (refused) {
+      return new Map([...plans.keys()].map((key) => [key, refused as Error]));
+    }
+    return plans;
   }
 
   options(
@@ -100,7 +165,8 @@ export class SelectionPlanner {
     const select: SelectItem[] = [];
     const expand: ExpandItem[] = [];
     const selected = new Set<string>();
-    for (const [responseKey, fields] of collectFields(nodes, operation)) {
+    const selectionSets = nodes.map((node) => node.selectionSet);
+    for (const [responseKey, fields] of collectFields(selectionSets, operation)) {
       const node = fields[0] as FieldNode;
       const name = node.name.value;
       if (name === "__typename") continue;
@@ -206,11 +272,14 @@ function included(node: { directives?: readonly unknown[] }, operation: Operatio
 }
 
 /**
- * The fields below `nodes`, grouped by response key, through fragments and `@skip`/`@include`
+ * The fields of `selectionSets`, grouped by response key, through fragments and `@skip`/`@include`
  * (as graphql-js collects them; every resource type is a concrete object type, so a fragment's
  * type condition always matches once validation passed).
  */
-function collectFields(nodes: readonly FieldNode[], operation: Operation): Map<string, FieldNode[]> {
+function collectFields(
+  selectionSets: readonly (SelectionSetNode | undefined)[],
+  operation: Operation,
+): Map<string, FieldNode[]> {
   const fields = new Map<string, FieldNode[]>();
   const visited = new Set<string>();
   const visit = (selectionSet: SelectionSetNode | undefined) => {
@@ -235,6 +304,6 @@ function collectFields(nodes: readonly FieldNode[], operation: Operation): Map<s
       }
     }
   };
-  for (const node of nodes) visit(node.selectionSet);
+  selectionSets.forEach(visit);
   return fields;
 }

@@ -1,10 +1,12 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../core/query.ts";
 import { NotFound } from "../errors.ts";
+import type { EventBus } from "../events/bus.ts";
 import { ChangeStream, defaultLimits } from "../events/change-stream.ts";
-import { channels, parseDeviceChange, parseId } from "../events/channels.ts";
+import { type Channel, channels, parseDeviceChange, parseId } from "../events/channels.ts";
 import type { Builder } from "./builder.ts";
 import { access, type GraphQLContext } from "./context.ts";
+import { followCaller } from "./live-caller.ts";
 import type { InputRef, ObjectRef, ObjectRefs } from "./objects.ts";
 import { readRows } from "./read.ts";
 import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
@@ -20,9 +22,12 @@ const finalStatuses = new Set(["succeeded", "partially_failed", "failed", "cance
 // The job's status, read under a key no GraphQL field has, whatever the client selected.
 const STATUS_KEY = "$status";
 const FAILURE_KEY = "$failure";
-const JOB_POLL_MS = 10_000;
 
+// Every read selects the row's id, under a key no GraphQL field has: the stream remembers what
+// each subscriber last read of each row by it (src/events/visible-rows.ts).
 const ID_KEY = "$id";
+const rowId: SelectItem = { path: ["id"], as: ID_KEY };
+const idOf = (row: Row) => Number(row[ID_KEY]);
 const byId: PathExpr = { kind: "path", segments: ["id"] };
 
 /**
@@ -42,18 +47,22 @@ function reader(
   const { selection } = context.core;
   const options = selection.options(spec, info.fieldNodes, info, { where: where as WhereInput | null });
   selection.charge({ rows: 0 }, options, defaultLimits.batch);
+  // Every stream's reads share a few connections of the pool (DATABASE_STREAM_CONNECTIONS), so a
+  // burst of changes for many subscribers waits for them rather than for the requests' connections.
   const read = (rows: Expr, top: number, more: QueryOptions = {}) =>
-    readRows(context, {
-      resource: spec.resource.name,
-      count: false,
-      options: {
-        ...options,
-        select: [...(options.select ?? []), ...extra, ...(more.select ?? [])],
-        filter: options.filter ? { kind: "logical", op: "and", operands: [options.filter, rows] } : rows,
-        top,
-        ...(more.orderby ? { orderby: more.orderby } : {}),
-      },
-    });
+    context.core.db.streams.use(() =>
+      readRows(context, {
+        resource: spec.resource.name,
+        count: false,
+        options: {
+          ...options,
+          select: [...(options.select ?? []), rowId, ...extra, ...(more.select ?? [])],
+          filter: options.filter ? { kind: "logical", op: "and", operands: [options.filter, rows] } : rows,
+          top,
+          ...(more.orderby ? { orderby: more.orderby } : {}),
+        },
+      }),
+    );
   return {
     /** The rows among `ids` the subscriber sees. */
     changed: (ids: readonly number[]) => read(idIn(ids), ids.length),
@@ -63,10 +72,7 @@ function reader(
       const rows = await read(
         { kind: "comparison", op: "gt", left: byId, right: { kind: "number", value: after } },
         batch,
-        {
-          select: [{ path: ["id"], as: ID_KEY }],
-          orderby: [{ path: byId, direction: "asc" }],
-        },
+        { orderby: [{ path: byId, direction: "asc" }] },
       );
       const last = rows.at(-1);
       return { rows, next: rows.length < batch || !last ? undefined : Number(last[ID_KEY]) };
@@ -82,11 +88,27 @@ const rowOrFailure = (row: Row) => {
   return row as never;
 };
 
+/**
+ * `stream` once it listens on `watched` and has read its baseline (src/events/visible-rows.ts): a
+ * change after the subscription starts is sent, a change the caller cannot read or did not select
+ * never is.
+ */
+async function started(stream: ChangeStream<Row>, events: EventBus, watched: readonly Channel[]) {
+  try {
+    await Promise.all(watched.map((channel) => events.listening(channel)));
+    await stream.baseline();
+    return stream;
+  } catch (error) {
+    await stream.return();
+    throw error;
+  }
+}
+
 function deviceChanges(context: GraphQLContext, spec: ObjectSpec, info: GraphQLResolveInfo, where: unknown) {
   const rows = reader(context, spec, info, where);
   const { events } = context.core;
-  return new ChangeStream<Row>({
-    listen: (changed, ended) =>
+  const stream = new ChangeStream<Row>({
+    listen: (changed, ended, missed) =>
       events.subscribe(
         channels.device,
         (payload) => {
@@ -94,19 +116,22 @@ function deviceChanges(context: GraphQLContext, spec: ObjectSpec, info: GraphQLR
           if (change) changed(change.device);
         },
         ended,
+        missed,
       ),
     read: rows.changed,
+    idOf,
     scan: rows.scan,
     failed,
   });
+  return started(stream, events, [channels.device]);
 }
 
 /** A fleet changes with its row, and with the state of any of its devices (its online count, …). */
 function fleetChanges(context: GraphQLContext, spec: ObjectSpec, info: GraphQLResolveInfo, where: unknown) {
   const rows = reader(context, spec, info, where);
   const { events } = context.core;
-  return new ChangeStream<Row>({
-    listen: (changed, ended) => {
+  const stream = new ChangeStream<Row>({
+    listen: (changed, ended, missed) => {
       const stopDevices = events.subscribe(
         channels.device,
         (payload) => {
@@ -114,20 +139,28 @@ function fleetChanges(context: GraphQLContext, spec: ObjectSpec, info: GraphQLRe
           if (change) changed(change.fleet);
         },
         ended,
+        missed,
       );
-      const stopFleets = events.subscribe(channels.fleet, (payload) => {
-        const id = parseId(payload);
-        if (id !== undefined) changed(id);
-      });
+      const stopFleets = events.subscribe(
+        channels.fleet,
+        (payload) => {
+          const id = parseId(payload);
+          if (id !== undefined) changed(id);
+        },
+        undefined,
+        missed,
+      );
       return () => {
         stopDevices();
         stopFleets();
       };
     },
     read: rows.changed,
+    idOf,
     scan: rows.scan,
     failed,
   });
+  return started(stream, events, [channels.device, channels.fleet]);
 }
 
 /** The job now, then after each change, until it reaches a final status. */
@@ -139,40 +172,25 @@ async function commandJobProgress(
 ) {
   const { events } = context.core;
   const job = reader(context, spec, info, undefined, [{ path: ["status"], as: STATUS_KEY }]);
-  // The job as last sent: a read that finds it unchanged (a poll, a change of an unselected field)
-  // sends nothing.
-  let sent: string | undefined;
-  const read = async (ids: readonly number[]) => {
-    const rows = await job.changed(ids);
-    const now = JSON.stringify(rows);
-    if (now === sent) return [];
-    sent = now;
-    return rows;
-  };
   // Listening starts before the first read, so no change falls between the two.
   const stream = new ChangeStream<Row>({
-    listen: (changed, ended) => {
-      const stop = events.subscribe(
+    listen: (changed, ended) =>
+      events.subscribe(
         channels.commandJob,
         (payload) => {
           if (parseId(payload) === id) changed(id);
         },
         ended,
-      );
-      // A final status announced while the LISTEN connection was being replaced would be lost, and
-      // the stream would never end: the job is also read again now and then.
-      const poll = setInterval(() => changed(id), JOB_POLL_MS);
-      return () => {
-        clearInterval(poll);
-        stop();
-      };
-    },
-    read,
+        // A final status announced while the bus reconnected was lost: the job is read again.
+        () => changed(id),
+      ),
+    read: job.changed,
+    idOf,
     isLast: (row) => finalStatuses.has(String(row[STATUS_KEY])),
     failed,
   });
   await events.listening(channels.commandJob);
-  const [now] = await read([id]).catch(async (error: unknown) => {
+  const [now] = await job.changed([id]).catch(async (error: unknown) => {
     await stream.return();
     throw error;
   });
@@ -180,6 +198,8 @@ async function commandJobProgress(
     await stream.return();
     throw new NotFound(`No command job ${id}`);
   }
+  // Sent, and remembered: a read that finds the job as sent (a change of an unselected field)
+  // sends nothing.
   stream.first(now);
   return stream;
 }
@@ -196,7 +216,8 @@ export function subscriptionFields(builder: Builder, graph: GraphQLModel, refs: 
       description:
         "A device the caller may read that matches `where`, each time its online state, status, running release or download progress changes",
       args: { where: t.arg({ type: refs.wheres.get(device.name) as InputRef }) },
-      subscribe: (_root, args, context, info) => deviceChanges(context, device, info, args.where) as never,
+      subscribe: (_root, args, context, info) =>
+        followCaller(context, failed, (live) => deviceChanges(live, device, info, args.where)) as never,
       resolve: rowOrFailure,
     }),
     fleetChanged: t.field({
@@ -204,7 +225,8 @@ export function subscriptionFields(builder: Builder, graph: GraphQLModel, refs: 
       description:
         "A fleet the caller may read that matches `where`, each time its row or the state of one of its devices changes",
       args: { where: t.arg({ type: refs.wheres.get(fleet.name) as InputRef }) },
-      subscribe: (_root, args, context, info) => fleetChanges(context, fleet, info, args.where) as never,
+      subscribe: (_root, args, context, info) =>
+        followCaller(context, failed, (live) => fleetChanges(live, fleet, info, args.where)) as never,
       resolve: rowOrFailure,
     }),
     ...(job && {
@@ -213,7 +235,8 @@ export function subscriptionFields(builder: Builder, graph: GraphQLModel, refs: 
         description:
           "A command job the caller may read: now, then at each change of its counts or status; ends at a final status",
         args: { id: t.arg.int({ required: true }) },
-        subscribe: (_root, args, context, info) => commandJobProgress(context, job, info, args.id) as never,
+        subscribe: (_root, args, context, info) =>
+          followCaller(context, failed, (live) => commandJobProgress(live, job, info, args.id)) as never,
         resolve: rowOrFailure,
       }),
     }),

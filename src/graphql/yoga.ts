@@ -6,21 +6,24 @@ import {
   type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
+  getOperationAST,
   isEnumType,
   isScalarType,
   Kind,
   NoSchemaIntrospectionCustomRule,
+  OperationTypeNode,
   type TypeNode,
 } from "graphql";
 import { createYoga, type Plugin, processRegularResult } from "graphql-yoga";
 import type { Logger } from "pino";
-import type { Caller } from "../auth/caller.ts";
+import { type Caller, credentialOf, type Resolution } from "../auth/caller.ts";
 import type { Config } from "../config.ts";
 import type { CompiledReads } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import type { GraphQLContext, GraphQLCore } from "./context.ts";
+import { CredentialWatch } from "./credential-watch.ts";
 import { maskError, requestIdsInErrors } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
 import { RowLoaders } from "./loaders.ts";
@@ -40,6 +43,8 @@ export interface GraphQLDeps {
   readonly logger: Logger;
   /** The request's caller, if its credential is valid (resolved before the handler, cached). */
   readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+  /** A credential resolved as a new request's would be, bypassing the cache: open subscriptions recheck theirs. */
+  readonly resolveCredential: (credential: string) => Promise<Resolution>;
   /** Compiled reads by query shape, shared with the OData surface. */
   readonly compiled?: CompiledReads;
 }
@@ -70,6 +75,23 @@ function scalarVariablesOnly(document: DocumentNode, schema: GraphQLSchema): boo
 
 function namedType(type: TypeNode): string {
   return type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type);
+}
+
+function isSubscription(document: DocumentNode, operationName: string | null | undefined): boolean {
+  return getOperationAST(document, operationName)?.operation === OperationTypeNode.SUBSCRIPTION;
+}
+
+/**
+ * Whether graphql-jit runs the operation. Not a subscription: graphql-jit (0.8,
+ * `compileSubscriptionOperation`) calls the field's `subscribe` with the operation's variables in
+ * place of the field's arguments, so `deviceChanged(where: {…})` written inline streamed every
+ * device. Subscriptions run on graphql-js: each of their events is one row, where graphql-jit saves
+ * little.
+ */
+function runsOnJit(args: { document: DocumentNode; schema: GraphQLSchema; operationName?: string | null }) {
+  return (
+    !isSubscription(args.document, args.operationName) && scalarVariablesOnly(args.document, args.schema)
+  );
 }
 
 /** A POST of one JSON operation that asks for plain JSON: what nearly every client sends. */
@@ -129,6 +151,12 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     proxy: deps.proxy,
     identitiesChanged: deps.identitiesChanged,
     events: deps.events,
+    credentials: new CredentialWatch({
+      // Rechecks are subscriptions' reads too: they share the streams' connections.
+      resolve: (credential) => deps.db.streams.use(() => deps.resolveCredential(credential)),
+      events: deps.events,
+      logger: deps.logger,
+    }),
     ...(deps.compiled ? { compiled: deps.compiled } : {}),
   };
   const yoga = createYoga<ServerContext, GraphQLContext>({
@@ -148,6 +176,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     context: async ({ req }) => {
       const context: GraphQLContext = {
         caller: await deps.callerOf(req),
+        credential: credentialOf(req.headers, req.query),
         core,
         loaders: new RowLoaders((query) => readRows(context, query)),
         cost: { rows: 0 },
@@ -157,8 +186,9 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     plugins: [
       // Each distinct query is compiled into a function once; rows then resolve without graphql-js's
       // per-field interpretation (most of the CPU of a 50-row list). graphql-jit cannot compile
-      // variables of recursive input types (`where`), so those operations run on graphql-js.
-      useGraphQlJit({}, { enableIf: ({ document, schema }) => scalarVariablesOnly(document, schema) }),
+      // variables of recursive input types (`where`), so those operations run on graphql-js, as do
+      // subscriptions (runsOnJit).
+      useGraphQlJit({}, { enableIf: runsOnJit }),
       maxDepthPlugin({ n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, propagateOnRejection: true }),
       ...(config.GRAPHQL_INTROSPECTION ? [] : [withoutIntrospection]),
       requestIdsInErrors,
@@ -183,6 +213,8 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     try {
       document = enveloped.parse(operation.query);
       if (enveloped.validate(enveloped.schema, document).length > 0) return viaYoga(request, reply);
+      // A subscription streams (or is refused for want of a streaming media type): yoga's HTTP layer.
+      if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
     } catch {
       // Not GraphQL, or over a limit: yoga's HTTP layer answers with the error and its status.
       return viaYoga(request, reply);

@@ -34,8 +34,9 @@ export const hiddenColumns: Record<string, readonly string[]> = {
   device_type: ["catalogue"],
   // Operators match an audit row with the request's log line by it.
   supervisor_command: ["request_id"],
-  // The client's retry token, and how the worker rewrites an app-scoped path (src/proxy/jobs/).
-  command_job: ["idempotency_key", "app_scoped"],
+  // The client's retry token and the request it stands for, and how the worker rewrites an
+  // app-scoped path (src/proxy/jobs/).
+  command_job: ["idempotency_key", "request_fingerprint", "app_scoped"],
 };
 
 export interface ComputedField {

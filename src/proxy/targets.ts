@@ -1,5 +1,5 @@
 import { MAY_WRITE } from "../core/plan.ts";
-import type { Expr } from "../core/query.ts";
+import { type Expr, idIn } from "../core/query.ts";
 import { type ReadContext, readRows } from "../core/read.ts";
 import { BadRequest, Forbidden, NotFound } from "../errors.ts";
 
@@ -101,4 +101,25 @@ export async function findTargetIds(
   context: Omit<ReadContext, "format" | "system">,
 ): Promise<number[]> {
   return (await readTargets<{ id: number }>(keys, context, ["id"])).map((row) => row.id);
+}
+
+/**
+ * The devices among `ids` the caller may write now, with where their supervisors listen: a job's
+ * batch reads its devices again before it calls them, under its sender's rights as they are then.
+ * A device left out is one the caller may no longer write, or no longer see.
+ */
+export async function findWritableDevices(
+  ids: readonly number[],
+  context: Omit<ReadContext, "format" | "system">,
+): Promise<Map<number, TargetDevice>> {
+  if (ids.length === 0) return new Map();
+  const rows = await readRows<TargetDevice & { [MAY_WRITE]: boolean }>(
+    {
+      resource: "device",
+      count: false,
+      options: { filter: idIn(ids), select: [...targetColumns, MAY_WRITE] },
+    },
+    { ...context, format: "v4", system: true },
+  );
+  return new Map(rows.filter((row) => row[MAY_WRITE]).map((row) => [row.id, row]));
 }

@@ -5,7 +5,9 @@ import {
   type LoginAttempt,
   LoginThrottle,
   type ThrottleOptions,
+  throttleOptionsFrom,
 } from "../../src/auth/throttle.ts";
+import { loadConfig } from "../../src/config.ts";
 import { TooManyRequests } from "../../src/errors.ts";
 
 // The throttle on its own, with the clock passed in: which attempts wait, for how long, and what
@@ -72,13 +74,82 @@ describe("LoginThrottle", () => {
     expect(waitOf(throttle, "ADMIN", "198.51.100.8", now)).toBe(0);
   });
 
-  it("past the username's ceiling, makes every address wait, and drains back", () => {
+  /** An attack: `failures` failures for `username`, each from an address of its own. */
+  function attack(throttle: LoginThrottle, username: string, failures: number, now: number): void {
+    for (let i = 0; i < failures; i++) fail(throttle, username, `198.18.${i >> 8}.${i & 255}`, now);
+  }
+
+  it("past the username's ceiling, holds the addresses that failed and lets a clean one in", () => {
     const throttle = new LoginThrottle(options);
     const now = 1_000_000;
-    for (let i = 0; i < 41; i++) fail(throttle, "admin", `192.0.2.${Math.floor(i / 3)}`, now);
-    expect(waitOf(throttle, "admin", "198.51.100.7", now)).toBe(1);
-    // One failure drains every 5 s: after a minute the level is far below the ceiling.
-    expect(waitOf(throttle, "admin", "198.51.100.7", now + 60_000)).toBe(0);
+    attack(throttle, "admin", 41, now);
+    // The attacking addresses wait for the username ...
+    expect(waitOf(throttle, "admin", "198.18.0.0", now)).toBe(1);
+    // ... and so does an address with a failure for another username (within its own allowance).
+    fail(throttle, "bob", "198.51.100.9", now);
+    expect(waitOf(throttle, "admin", "198.51.100.9", now)).toBe(1);
+    // The owner's usual address has no failure on record: it goes ahead, as often as they log in.
+    for (let i = 0; i < 5; i++) throttle.begin("admin", "198.51.100.7", now).succeeded();
+    // The attack drains back: one failure every 5 s.
+    expect(waitOf(throttle, "admin", "198.18.0.0", now + 60_000)).toBe(0);
+  });
+
+  it("under attack, gives a fresh address one try, then holds it for as long as the attack lasts", () => {
+    const throttle = new LoginThrottle(options);
+    const start = 1_000_000;
+    // 100 failures: over the ceiling of 40 for 300 s (one drains every 5 s).
+    attack(throttle, "admin", 100, start);
+    throttle.begin("admin", "203.0.113.1", start).failed(start);
+    expect(waitOf(throttle, "admin", "203.0.113.1", start)).toBeGreaterThan(0);
+    // A minute on, its own pair and address have drained (60 s and 10 s), the attack goes on, and
+    // another fresh address's failure has just started a new wait of the username.
+    const later = start + 61_000;
+    throttle.begin("admin", "203.0.113.2", later).failed(later);
+    expect(waitOf(throttle, "admin", "203.0.113.1", later)).toBeGreaterThan(0);
+    expect(waitOf(throttle, "admin", "203.0.113.3", later)).toBe(0);
+    // Once the count is back under the ceiling, the attack is over: each address has its own record.
+    const calm = start + 400_000;
+    expect(waitOf(throttle, "admin", "203.0.113.1", calm)).toBe(0);
+  });
+
+  it("lets 1,000 fresh addresses guess once each while the owner logs in every time", () => {
+    // Room for every address: beyond `maxKeys` the oldest are forgotten.
+    const throttle = new LoginThrottle({ ...options, maxKeys: 10_000 });
+    let now = 1_000_000;
+    attack(throttle, "admin", 42, now);
+    let guesses = 0;
+    for (let i = 0; i < 1_000; i++) {
+      now += 10;
+      const from = `10.1.${i >> 8}.${i & 255}`;
+      throttle.begin("admin", from, now).failed(now);
+      guesses += 1;
+      expect(waitOf(throttle, "admin", from, now), from).toBeGreaterThan(0);
+      if (i % 100 === 0) throttle.begin("admin", "198.51.100.7", now).succeeded();
+    }
+    expect(guesses).toBe(1_000);
+    // None of them gets another try while the attack lasts.
+    const refused = Array.from({ length: 1_000 }, (_, i) =>
+      waitOf(throttle, "admin", `10.1.${i >> 8}.${i & 255}`, now),
+    );
+    expect(refused.filter((wait) => wait === 0)).toEqual([]);
+  });
+
+  it("under attack, lets one of a fresh address's parallel attempts through", () => {
+    const throttle = new LoginThrottle(options);
+    const now = 1_000_000;
+    attack(throttle, "admin", 41, now);
+    const waits = Array.from({ length: 3 }, () => waitOf(throttle, "admin", "203.0.113.9", now));
+    expect(waits[0]).toBe(0);
+    expect(waits.slice(1).every((wait) => wait > 0)).toBe(true);
+  });
+
+  it("under attack, counts an IPv6 client by its /64: a new address in it is not a fresh one", () => {
+    const throttle = new LoginThrottle(options);
+    const now = 1_000_000;
+    attack(throttle, "admin", 41, now);
+    throttle.begin("admin", "2001:db8:1:2::1", now).failed(now);
+    expect(waitOf(throttle, "admin", "2001:db8:1:2:ffff::99", now)).toBeGreaterThan(0);
+    expect(waitOf(throttle, "admin", "2001:db8:1:3::1", now)).toBe(0);
   });
 
   it("throttles one address guessing many usernames, and a good login does not reset it", () => {
@@ -153,6 +224,44 @@ describe("LoginThrottle", () => {
     for (let i = 0; i < 6; i++) fail(throttle, `${long}a`, "192.0.2.1", 1_000);
     expect(waitOf(throttle, `${long}a`, "192.0.2.1", 1_000)).toBeGreaterThan(0);
     expect(waitOf(throttle, `${long}b`, "192.0.2.1", 1_000)).toBe(0);
+  });
+});
+
+describe("throttleOptionsFrom", () => {
+  it("has the defaults without LOGIN_THROTTLE_* settings", () => {
+    expect(throttleOptionsFrom(loadConfig({}))).toEqual(defaultThrottleOptions);
+  });
+
+  it("takes each number from its setting, durations in seconds", () => {
+    const config = loadConfig({
+      LOGIN_THROTTLE_PAIR_FREE: "3",
+      LOGIN_THROTTLE_PAIR_DRAIN: "600",
+      LOGIN_THROTTLE_ADDRESS_FREE: "0",
+      LOGIN_THROTTLE_ADDRESS_DRAIN: "120",
+      LOGIN_THROTTLE_USERNAME_FREE: "1000",
+      LOGIN_THROTTLE_USERNAME_DRAIN: "10",
+      LOGIN_THROTTLE_BASE_DELAY: "2",
+      LOGIN_THROTTLE_MAX_DELAY: "3600",
+      LOGIN_THROTTLE_MAX_KEYS: "5000",
+    });
+    expect(throttleOptionsFrom(config)).toEqual({
+      pair: { free: 3, drainMs: 600_000 },
+      address: { free: 0, drainMs: 120_000 },
+      username: { free: 1000, drainMs: 10_000 },
+      baseDelayMs: 2_000,
+      maxDelayMs: 3_600_000,
+      maxKeys: 5_000,
+    });
+  });
+
+  it.each([
+    ["LOGIN_THROTTLE_PAIR_FREE", "-1"],
+    ["LOGIN_THROTTLE_USERNAME_FREE", "many"],
+    ["LOGIN_THROTTLE_PAIR_DRAIN", "0"],
+    ["LOGIN_THROTTLE_MAX_DELAY", "1.5"],
+    ["LOGIN_THROTTLE_MAX_KEYS", "10"],
+  ])("refuses %s=%s, naming it", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 });
 

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { clientErrorOf } from "../../src/core/client-errors.ts";
-import { ConnectionFailed, QueryCancelled, StatementTimeout } from "../../src/db/failures.ts";
+import {
+  ConnectionFailed,
+  ConnectionsBusy,
+  QueryCancelled,
+  StatementTimeout,
+} from "../../src/db/failures.ts";
 import { GatewayTimeout, ServiceUnavailable } from "../../src/errors.ts";
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
@@ -29,6 +34,15 @@ describe("database failures as the client sees them", () => {
     expect(known).toBeInstanceOf(ServiceUnavailable);
     expect(known).toMatchObject({ status: 503, retryAfterSeconds: 1 });
     expect(known?.message).toBe("The database is unavailable; try again shortly");
+  });
+
+  it("every connection busy past the wait is a 503 that says the server is busy, not the database away", () => {
+    const known = clientErrorOf(
+      new ConnectionsBusy(5000, { cause: new Error("timeout exceeded when trying to connect") }),
+    );
+    expect(known).toBeInstanceOf(ServiceUnavailable);
+    expect(known).toMatchObject({ status: 503, retryAfterSeconds: 1 });
+    expect(known?.message).toBe("The server is busy; try again shortly");
   });
 
   it("a statement over its time-out is a 504 that names the setting", () => {

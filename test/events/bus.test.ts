@@ -6,7 +6,7 @@ import { databaseKinds, freshDatabase, type TestDatabase } from "../support/data
 
 // The change bus on each database: a NOTIFY reaches every subscriber when its transaction commits,
 // never when it rolls back, and no more once unsubscribed; on PostgreSQL the listening connection
-// comes back after the server drops it.
+// comes back after the server drops it, and subscribers hear they may have missed notifications.
 
 const notify = (test: TestDatabase, channel: string, payload: string) =>
   test.db.query({ text: "SELECT pg_notify($1, $2)", values: [channel, payload] });
@@ -97,11 +97,17 @@ describe.each(databaseKinds)("the change bus on %s", (kind) => {
   });
 
   it.runIf(kind === "postgres")(
-    "listens again after PostgreSQL drops its connection, without crashing",
+    "listens again after PostgreSQL drops its connection, without crashing, and says changes were missed",
     { timeout: 60_000 },
     async () => {
       const received: string[] = [];
-      const stop = bus.subscribe(channels.commandJob, (payload) => received.push(payload));
+      let missed = 0;
+      const stop = bus.subscribe(
+        channels.commandJob,
+        (payload) => received.push(payload),
+        undefined,
+        () => missed++,
+      );
       for (let probe = 0; received.length === 0; probe++) {
         await notify(test, channels.commandJob, `probe${probe}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -121,6 +127,8 @@ describe.each(databaseKinds)("the change bus on %s", (kind) => {
         await notify(test, channels.commandJob, "after");
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+      // Once listening again, so that a subscriber reading what it watches misses nothing.
+      expect(missed).toBe(1);
       stop();
     },
   );

@@ -1,5 +1,6 @@
 // A GraphQL subscription over Server-Sent Events, as a browser's fetch reads it: POST /graphql with
-// `Accept: text/event-stream` on a real socket; each `event: next` frame is one result.
+// `Accept: text/event-stream` on a real socket (or GET /graphql?query=…, as an EventSource would);
+// each `event: next` frame is one result.
 
 export interface Result<T> {
   readonly data?: T | null;
@@ -23,18 +24,22 @@ export async function subscribe<T = Record<string, unknown>>(
   token: string | undefined,
   query: string,
   variables?: Record<string, unknown>,
+  method: "POST" | "GET" = "POST",
 ): Promise<Subscription<T>> {
   const aborter = new AbortController();
-  const response = await fetch(`${url}/graphql`, {
-    method: "POST",
-    headers: {
-      accept: "text/event-stream",
-      "content-type": "application/json",
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
-    signal: aborter.signal,
-  });
+  const headers = { accept: "text/event-stream", ...(token ? { authorization: `Bearer ${token}` } : {}) };
+  const response =
+    method === "POST"
+      ? await fetch(`${url}/graphql`, {
+          method,
+          headers: { ...headers, "content-type": "application/json" },
+          body: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
+          signal: aborter.signal,
+        })
+      : await fetch(
+          `${url}/graphql?${new URLSearchParams({ query, ...(variables ? { variables: JSON.stringify(variables) } : {}) })}`,
+          { headers, signal: aborter.signal },
+        );
   if (!response.ok || !response.body)
     throw new Error(`subscription: HTTP ${response.status} ${await response.text()}`);
   const results: Result<T>[] = [];

@@ -142,6 +142,7 @@ function recorder(db: Database) {
     },
     script: (text) => db.script(text),
     transaction: (work) => db.transaction(work),
+    streams: db.streams,
     close: () => db.close(),
   };
   return { db: recorded, state };

@@ -1,4 +1,9 @@
-import { COMMAND_JOB_CHANNEL, lockCommandJobs } from "../../core/write/rules/command-job.ts";
+import {
+  COMMAND_JOB_CHANNEL,
+  lockCommandJobs,
+  type Settled,
+  settleCommandJob,
+} from "../../core/write/rules/command-job.ts";
 import type { Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
 
@@ -6,11 +11,11 @@ import { param, sql, toStatement } from "../../db/sql.ts";
 // answered; no caller writes these rows. Each runs with the job's row locked first (the lock order
 // a cancel takes too) and ends by settling the job's counts and status (with its NOTIFY).
 
-/** A device's final word, recorded once. */
+/** A device's final word (or why it was not called: skipped), recorded once. */
 export interface FinalResult {
   readonly id: number;
-  readonly status: "ok" | "failed";
-  readonly statusCode: number;
+  readonly status: "ok" | "failed" | "skipped";
+  readonly statusCode: number | null;
   readonly body: unknown;
   readonly error: string | undefined;
 }
@@ -71,8 +76,8 @@ export async function recordResults(
   tx: Executor,
   job: number,
   finals: readonly FinalResult[],
-): Promise<{ ok: number; failed: number }> {
-  if (finals.length === 0) return { ok: 0, failed: 0 };
+): Promise<Settled> {
+  if (finals.length === 0) return { ok: 0, failed: 0, skipped: 0 };
   const recorded = await tx.query<{ status: string }>(
     toStatement(sql`UPDATE "command_result" r SET "status" = v.status, "status_code" = v.code,
         "body" = v.body::jsonb, "error" = v.error, "finished_at" = now()
@@ -95,8 +100,30 @@ export async function recordResults(
       WHERE r."id" = v.id AND r."command_job" = ${param(job, "int4")} AND r."finished_at" IS NULL
       RETURNING v.status`),
   );
-  const ok = recorded.filter((row) => row.status === "ok").length;
-  return { ok, failed: recorded.length - ok };
+  const count = (status: FinalResult["status"]) => recorded.filter((row) => row.status === status).length;
+  return { ok: count("ok"), failed: count("failed"), skipped: count("skipped") };
+}
+
+/**
+ * Cancels a job whose sender may send nothing any more, as a cancel through the API does
+ * (core/write/rules/command-job.ts): its pending devices are skipped, and so are `taken`, the ones
+ * the calling batch claimed and will not call. Devices other batches are calling finish, and the
+ * job is cancelled once they have.
+ */
+export async function cancelForSender(tx: Executor, job: number, taken: readonly number[]): Promise<void> {
+  await lockCommandJobs(tx, [job]);
+  await tx.query(
+    toStatement(sql`UPDATE "command_job" SET "cancelled_at" = coalesce("cancelled_at", now())
+      WHERE "id" = ${param(job, "int4")} AND "finished_at" IS NULL`),
+  );
+  const skipped = await tx.query(
+    toStatement(sql`UPDATE "command_result" SET "status" = 'skipped', "finished_at" = now(),
+        "error" = 'The sender may no longer send commands'
+      WHERE "command_job" = ${param(job, "int4")} AND "finished_at" IS NULL
+        AND ("status" = 'pending' OR "id" = ANY(${param(taken, "int4[]")}))
+      RETURNING "id"`),
+  );
+  await settleCommandJob(tx, job, { ok: 0, failed: 0, skipped: skipped.length }, true);
 }
 
 /** Results to try again later: back to pending (a cancel skips them meanwhile). Answers those that were. */

@@ -1,12 +1,14 @@
+import { issuedByPermissions } from "../../auth/issued-by.ts";
 import { readRows } from "../../core/read.ts";
 import { COMMAND_JOB_CHANNEL } from "../../core/write/rules/command-job.ts";
 import type { Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
-import { BadRequest } from "../../errors.ts";
+import { BadRequest, UnprocessableContent } from "../../errors.ts";
 import { redactMembers } from "../../redact.ts";
 import type { ProxyContext, ProxyInput } from "../command.ts";
 import { checkCommand, type SupervisorCommand } from "../device-call.ts";
 import { findTargetIds } from "../targets.ts";
+import { requestFingerprint } from "./fingerprint.ts";
 import type { CommandJobs } from "./queue.ts";
 
 export type CommandJobRow = Record<string, unknown> & { readonly id: number };
@@ -22,8 +24,11 @@ export function checkIdempotencyKey(key: unknown): string | undefined {
   return key;
 }
 
-/** The job as OData reads it (GET /v6/command_job(<id>)), under the caller's permissions. */
-export async function readCommandJob(id: number, context: ProxyContext): Promise<CommandJobRow> {
+/**
+ * The job as `GET /v6/command_job(<id>)` reads it, read as its sender's own (issuedByPermissions):
+ * the answer to the request that made it and to every retry of that request.
+ */
+async function readOwnJob(id: number, context: ProxyContext): Promise<CommandJobRow> {
   const [row] = await readRows<CommandJobRow>(
     {
       resource: "command_job",
@@ -31,22 +36,35 @@ export async function readCommandJob(id: number, context: ProxyContext): Promise
       count: false,
       options: {},
     },
-    { db: context.db, model: context.model, permissions: context.permissions, format: "pinejs" },
+    {
+      db: context.db,
+      model: context.model,
+      permissions: issuedByPermissions(context.actor),
+      format: "pinejs",
+    },
   );
   if (!row) throw new Error(`command_job ${id} is not readable by its issuer`);
   return row;
 }
 
-async function existingJob(
+/**
+ * The job `actor` made with `key` before, if any. The same key with another request is a 422
+ * (draft-ietf-httpapi-idempotency-key-header); a job made before fingerprints were kept matches.
+ */
+async function earlierJob(
   db: Executor,
   actor: number,
   key: string | undefined,
+  fingerprint: string,
 ): Promise<number | undefined> {
   if (key === undefined) return undefined;
-  const [row] = await db.query<{ id: number }>(
-    toStatement(sql`SELECT "id" FROM "command_job"
+  const [row] = await db.query<{ id: number; request_fingerprint: string | null }>(
+    toStatement(sql`SELECT "id", "request_fingerprint" FROM "command_job"
       WHERE "is_issued_by__actor" = ${param(actor, "int4")} AND "idempotency_key" = ${param(key, "text")}`),
   );
+  if (row && row.request_fingerprint !== null && row.request_fingerprint !== fingerprint) {
+    throw new UnprocessableContent("Idempotency-Key was already used for a different request");
+  }
   return row?.id;
 }
 
@@ -61,7 +79,8 @@ function batchesOf(job: number, results: readonly number[], command: SupervisorC
 /**
  * A command as a job: the targets are found and checked as for a command answered at once (404,
  * 403), then the job, one pending result per device and the batches that will run them are
- * committed together. The same actor's retry with the same key gets the job it made the first time.
+ * committed together. The same actor's retry with the same key gets the job it made the first time;
+ * the same key with another request is refused (earlierJob).
  */
 export async function submitCommandJob(
   input: ProxyInput,
@@ -69,28 +88,31 @@ export async function submitCommandJob(
   context: ProxyContext & { readonly jobs: CommandJobs },
 ): Promise<CommandJobRow> {
   const command = checkCommand(input);
-  const known = await existingJob(context.db, context.actor, idempotencyKey);
-  if (known !== undefined) return readCommandJob(known, context);
-  const devices = await findTargetIds(input, context);
-  const queue = await context.jobs.queue();
   const target = Object.fromEntries(
     (["uuid", "deviceId", "appId"] as const).flatMap((key) =>
       input[key] === undefined ? [] : [[key, input[key]]],
     ),
   );
+  const fingerprint = requestFingerprint(command, target);
+  // A retry gets the job as it is, whatever became of its devices since: they are not read again.
+  const known = await earlierJob(context.db, context.actor, idempotencyKey, fingerprint);
+  if (known !== undefined) return readOwnJob(known, context);
+  const devices = await findTargetIds(input, context);
+  const queue = await context.jobs.queue();
   const id = await context.db.transaction(async (tx) => {
     const [created] = await tx.query<{ id: number }>(
       toStatement(sql`INSERT INTO "command_job" ("is_issued_by__actor", "method", "path", "data", "target",
-          "targeted_count", "pending_count", "idempotency_key", "app_scoped")
+          "targeted_count", "pending_count", "idempotency_key", "request_fingerprint", "app_scoped")
         VALUES (${param(context.actor, "int4")}, ${param(command.method, "text")}, ${param(command.path, "text")},
           ${param(command.data === undefined ? null : JSON.stringify(redactMembers(command.data)), "jsonb")},
           ${param(JSON.stringify(target), "jsonb")}, ${param(devices.length, "int4")}, ${param(devices.length, "int4")},
-          ${param(idempotencyKey ?? null, "text")}, ${param(command.appScoped, "bool")})
+          ${param(idempotencyKey ?? null, "text")}, ${param(idempotencyKey === undefined ? null : fingerprint, "text")},
+          ${param(command.appScoped, "bool")})
         ON CONFLICT ("is_issued_by__actor", "idempotency_key") DO NOTHING
         RETURNING "id"`),
     );
     // The same key sent twice at once: the other request made the job.
-    if (!created) return (await existingJob(tx, context.actor, idempotencyKey)) as number;
+    if (!created) return (await earlierJob(tx, context.actor, idempotencyKey, fingerprint)) as number;
     const results = await tx.query<{ id: number }>(
       toStatement(sql`INSERT INTO "command_result" ("command_job", "device")
         SELECT ${param(created.id, "int4")}, d FROM unnest(${param(
@@ -115,5 +137,5 @@ export async function submitCommandJob(
     );
     return created.id;
   });
-  return readCommandJob(id, context);
+  return readOwnJob(id, context);
 }

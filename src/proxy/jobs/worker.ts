@@ -1,16 +1,14 @@
-import { adminPermissions } from "../../auth/permissions.ts";
-import { idIn } from "../../core/query.ts";
-import { readRows } from "../../core/read.ts";
 import { lockCommandJobs, settleCommandJob } from "../../core/write/rules/command-job.ts";
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
 import { callDevice, type DeviceCallContext, type DeviceResult } from "../device-call.ts";
 import { inPool } from "../fan-out.ts";
 import { outcomeOf, type ProxyOutcome } from "../outcome.ts";
-import { type TargetDevice, targetColumns } from "../targets.ts";
+import { findWritableDevices } from "../targets.ts";
 import type { BatchData, CommandQueue } from "./queue.ts";
 import {
   attemptsOf,
+  cancelForSender,
   claimResults,
   type FinalResult,
   isCancelled,
@@ -18,6 +16,7 @@ import {
   requeueResults,
 } from "./results.ts";
 import { Semaphore } from "./semaphore.ts";
+import { senderPermissions } from "./sender.ts";
 
 export interface WorkerLimits {
   /** Devices per batch (one pg-boss job). */
@@ -41,26 +40,8 @@ export interface WorkerDeps extends DeviceCallContext {
 }
 
 const NOT_FOUND = 404;
-
-/**
- * The devices, with where their supervisors listen: a system read through the planner. Permissions
- * were checked when the job was submitted (its issuer could write every device it targets).
- */
-async function readDevices(deps: WorkerDeps, ids: readonly number[]): Promise<Map<number, TargetDevice>> {
-  if (ids.length === 0) return new Map();
-  const rows = await readRows<TargetDevice>(
-    {
-      resource: "device",
-      count: false,
-      options: {
-        filter: idIn(ids),
-        select: targetColumns,
-      },
-    },
-    { db: deps.db, model: deps.model, permissions: adminPermissions, format: "v4", system: true },
-  );
-  return new Map(rows.map((row) => [row.id, row]));
-}
+// A device its sender may no longer write is skipped with this error, never called.
+const FORBIDDEN = "forbidden";
 
 // A device that could not be reached or did not answer in time is worth another try; one that
 // answered (whatever it said), or whose supervisor is too old, is not.
@@ -69,16 +50,34 @@ const retryable = (result: DeviceResult) => {
   return outcome === "timeout" || outcome === "unreachable";
 };
 
-/** One batch: take its devices, call them, record each answer once, queue the ones to retry. */
+/**
+ * One batch: take its devices, read them again under the sender's rights as they are now, call the
+ * ones the sender may still write, record each answer once, queue the ones to retry. A retry is a
+ * batch of its own, so it checks again.
+ */
 async function runBatch(batch: BatchData, deps: WorkerDeps, limits: WorkerLimits, slots: Semaphore) {
   const claimed = await deps.db.transaction((tx) => claimResults(tx, batch.job, batch.results));
   if (claimed.length === 0) return;
-  const devices = await readDevices(
-    deps,
+  const permissions = await senderPermissions(deps.db, batch.job);
+  if (!permissions) {
+    await deps.db.transaction((tx) =>
+      cancelForSender(
+        tx,
+        batch.job,
+        claimed.map((claim) => claim.id),
+      ),
+    );
+    return;
+  }
+  const writable = await findWritableDevices(
     claimed.flatMap((claim) => (claim.device === null ? [] : [claim.device])),
+    { db: deps.db, model: deps.model, permissions },
   );
-  const answers = await inPool(claimed, Math.min(limits.batchSize, limits.jobConcurrency), async (claim) => {
-    const row = claim.device === null ? undefined : devices.get(claim.device);
+  // A device deleted since is called by nobody and fails (404); one the sender lost is skipped.
+  const forbidden = claimed.filter((claim) => claim.device !== null && !writable.has(claim.device));
+  const callable = claimed.filter((claim) => !forbidden.includes(claim));
+  const answers = await inPool(callable, Math.min(limits.batchSize, limits.jobConcurrency), async (claim) => {
+    const row = claim.device === null ? undefined : writable.get(claim.device);
     const result: DeviceResult = row
       ? await slots.run(() => callDevice(row, batch.command, deps))
       : {
@@ -99,7 +98,13 @@ async function runBatch(batch: BatchData, deps: WorkerDeps, limits: WorkerLimits
       tx,
       answers.map(({ id }) => id),
     );
-    const finals: FinalResult[] = [];
+    const finals: FinalResult[] = forbidden.map(({ id }) => ({
+      id,
+      status: "skipped",
+      statusCode: null,
+      body: null,
+      error: FORBIDDEN,
+    }));
     const retries: { id: number; statusCode: number; error: string }[] = [];
     for (const { id, result } of answers) {
       if (!cancelled && retryable(result) && (attempts.get(id) ?? limits.attempts) < limits.attempts) {
@@ -123,7 +128,7 @@ async function runBatch(batch: BatchData, deps: WorkerDeps, limits: WorkerLimits
     }
     // Only the rows this batch recorded move the counts: one recorded by an earlier run of the
     // batch (before its worker died) is not counted twice.
-    await settleCommandJob(tx, batch.job, { ...recorded, skipped: 0 });
+    await settleCommandJob(tx, batch.job, recorded);
   });
 }
 
