@@ -16,7 +16,7 @@ import {
 } from "./failures.ts";
 import { cancelBackend } from "./pg-cancel.ts";
 import { PgListener } from "./pg-listener.ts";
-import { countStatement, currentUnit } from "./unit-of-work.ts";
+import { countStatement, currentUnit, holdingConnection, holdsConnection } from "./unit-of-work.ts";
 
 // Named prepared statements: PostgreSQL plans each distinct text once per connection.
 // The name is derived from the text, so the same text always reuses its plan.
@@ -89,7 +89,7 @@ function connections(pool: pg.Pool, max: number, waitMs: number): Connections {
  */
 function withClient<T>(connections: Connections, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const unit = currentUnit();
-  if (!unit) return checkedOut(connections, work);
+  if (!unit || holdsConnection(unit)) return checkedOut(connections, work);
   return unit.connection.use(async () => {
     // Its client went away while the statement waited its turn: no connection is taken for it.
     if (unit.abandoned) throw new QueryCancelled();
@@ -228,7 +228,7 @@ export function openPostgres(options: PostgresOptions): Database {
         // One round trip: the transaction and its statements' time-out.
         await client.query(`BEGIN; SET LOCAL statement_timeout = ${writeTimeoutMs}`);
         try {
-          const result = await work(inTransaction(client));
+          const result = await holdingConnection(currentUnit(), () => work(inTransaction(client)));
           await client.query("COMMIT");
           return result;
         } catch (error) {

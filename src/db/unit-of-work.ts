@@ -38,6 +38,21 @@ export function currentUnit(): UnitOfWork | undefined {
   return scope.getStore();
 }
 
+// The unit whose one connection the current async context holds: a transaction's work. A statement
+// such work sends on the database itself (not on the transaction) cannot wait for that connection,
+// which is only freed when the work ends: it takes a connection of its own instead of hanging.
+const holder = new AsyncLocalStorage<UnitOfWork>();
+
+/** Runs `work` (a transaction's) as holding `unit`'s connection. */
+export function holdingConnection<T>(unit: UnitOfWork | undefined, work: () => T): T {
+  return unit ? holder.run(unit, work) : work();
+}
+
+/** Whether the current async context runs inside work that holds `unit`'s connection. */
+export function holdsConnection(unit: UnitOfWork): boolean {
+  return holder.getStore() === unit;
+}
+
 export function countStatement(): void {
   const unit = scope.getStore();
   if (unit) unit.count++;

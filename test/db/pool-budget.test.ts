@@ -6,6 +6,7 @@ import { loadConfig } from "../../src/config.ts";
 import { clientErrorOf } from "../../src/core/client-errors.ts";
 import type { Database } from "../../src/db/database.ts";
 import { openPostgres, type PostgresOptions } from "../../src/db/postgres.ts";
+import { newUnitOfWork, withUnitOfWork } from "../../src/db/unit-of-work.ts";
 import { channels } from "../../src/events/channels.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
@@ -102,6 +103,20 @@ describe.runIf(databaseKinds.includes("postgres"))("a request's share of the poo
       const apart = watchPool(server.db);
       await Promise.all(Array.from({ length: 40 }, () => graphql(server, "{ devices(first: 1000) { id } }")));
       expect(apart()).toBeGreaterThan(1);
+    });
+
+    it("a statement sent on the database inside the request's own transaction takes a connection of its own, not forever", async () => {
+      const unit = newUnitOfWork();
+      const answer = await withUnitOfWork(unit, () =>
+        server.db.transaction(async (tx) => {
+          await tx.query({ text: "SELECT 1", values: [] });
+          // Not on `tx`: it cannot wait for the connection the transaction holds until it ends.
+          const [row] = await server.db.query<{ n: number }>({ text: "SELECT 2 AS n", values: [] });
+          return row?.n;
+        }),
+      );
+      expect(answer).toBe(2);
+      expect(unit.connection.held).toBe(0);
     });
   });
 
