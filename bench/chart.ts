@@ -26,13 +26,16 @@ function groups(result: RunResult): Group[] {
     kind: "min" as const,
     peers: (row.peers ?? []).map((peer) => ({ label: peer.label, value: peer.ratio })),
   }));
-  const time = result.latencies.map((row) => ({
-    label: row.id,
-    value: row.ratio,
-    target: targets[row.group as "W3" | "W5"],
-    kind: "max" as const,
-    peers: [],
-  }));
+  // W8 is held to a time, not to a ratio: it has no bar here.
+  const time = result.latencies
+    .filter((row) => row.group === "W3" || row.group === "W5")
+    .map((row) => ({
+      label: row.id,
+      value: row.ratio,
+      target: targets[row.group as "W3" | "W5"],
+      kind: "max" as const,
+      peers: [],
+    }));
   return [...throughput, ...time];
 }
 

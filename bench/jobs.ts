@@ -1,36 +1,52 @@
-// `npm run bench:jobs [-- --devices 10000] [-- --runs 3] [-- --concurrency 200] [-- --batch 100]`: issue 23's job workload. One command
-// (GET /ping) to every device of a fleet of simulated devices (`fleetgate fleet`), sent as a job
-// (`Prefer: respond-async`): how long the submission takes, how long the job takes to finish against
-// a raw keep-alive fan-out of the same devices from this process, and the server's RSS while it
-// runs; then the same with a second fleetgate instance on the same PostgreSQL sharing the work.
-// Needs PostgreSQL (BENCH_DATABASE_URL's server, default postgres://postgres@127.0.0.1:5432);
-// uses a database of its own, dropped at the end.
+// `npm run bench:jobs [-- --devices 10000,100000] [-- --runs 2] [-- --concurrency 200] [-- --batch 100]
+// [-- --simulator auto|fleet|stand-in] [-- --ports 1000]`: issues 23 and 29's job workload. One command
+// (GET /ping) to every device of a fleet, sent as a job (`Prefer: respond-async`): how long the
+// submission takes, how long the job takes to finish against a raw keep-alive fan-out of the same
+// devices from this process, and the servers' RSS while it runs; on one fleetgate instance, then on
+// two sharing the work (the same PostgreSQL). The devices: `fleetgate fleet` (a real supervisor per
+// device) up to 10,000, one bench/device-stand-in.ts process for larger fleets (`auto`).
+// Needs PostgreSQL (BENCH_DATABASE_URL's server, default postgres://postgres@127.0.0.1:5432); uses
+// a database of its own, dropped at the end. Writes bench/results/jobs-<date>.{json,svg} and
+// jobs-latest.{json,svg}.
 
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { Agent, request } from "node:http";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { createAdminKey, migrateDatabase } from "./data.ts";
-import { bin, repoRoot, resultsDir } from "./paths.ts";
+import { type JobsResult, type JobsRow, jobsChart } from "./jobs-chart.ts";
+import {
+  type Api,
+  type DeviceSet,
+  rawFanOut,
+  type Simulator,
+  startFleetDevices,
+  startStandInDevices,
+} from "./jobs-devices.ts";
+import { resultsDir } from "./paths.ts";
 import { type Child, rssBytes, startFleetgate } from "./processes.ts";
 
 const { values: flags } = parseArgs({
   options: {
-    devices: { type: "string", default: "10000" },
-    runs: { type: "string", default: "3" },
+    devices: { type: "string", default: "10000,100000" },
+    runs: { type: "string", default: "2" },
     concurrency: { type: "string", default: "200" },
     batch: { type: "string", default: "100" },
+    simulator: { type: "string", default: "auto" },
+    ports: { type: "string", default: "1000" },
   },
 });
-const DEVICES = Number(flags.devices);
+const SIZES = (flags.devices as string).split(",").map((size) => Number(size.trim()));
 const RUNS = Number(flags.runs);
 // The per-job limit (COMMAND_JOB_CONCURRENCY) and the raw fan-out's: the same number of devices in flight.
 const CONCURRENCY = Number(flags.concurrency);
-// COMMAND_JOB_BATCH_SIZE: devices per batch.
+// COMMAND_JOB_BATCH_SIZE: the width of a job's lanes.
 const BATCH = Number(flags.batch);
+const SIMULATOR = flags.simulator as Simulator | "auto";
+const PORTS = Number(flags.ports);
+// Up to this many devices, `auto` runs real supervisors (`fleetgate fleet`: a port and a data dir each).
+const FLEET_LIMIT = 10_000;
 const SECRET = "bench-jobs-supervisor-key-secret-0123456789";
 const MiB = 1024 * 1024;
 
@@ -60,200 +76,118 @@ async function admin(text: string): Promise<void> {
   }
 }
 
-interface FleetDevice {
-  readonly uuid: string;
-  readonly port: number;
-  readonly apiKey: string;
-}
-
-async function api(base: string, key: string, method: string, path: string, body?: unknown, headers = {}) {
-  const started = performance.now();
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
-  return { body: text ? JSON.parse(text) : undefined, ms: performance.now() - started };
-}
-
-/** `fleetgate fleet` with DEVICES devices; resolves with each device's port and key once all listen. */
-async function startFleet(fleetgate: string, key: string, fleetId: number) {
-  const provisioning = (await api(fleetgate, key, "POST", `/api-key/application/${fleetId}/provisioning`))
-    .body as string;
-  const dataDir = mkdtempSync(join(tmpdir(), "fleetgate-bench-jobs-"));
-  const args = [
-    bin,
-    "fleet",
-    "--api",
-    fleetgate,
-    "--provisioning-key",
-    provisioning,
-    "--fleet",
-    String(fleetId),
-  ];
-  args.push("--devices", String(DEVICES), "--json", "--data-dir", dataDir, "--concurrency", "64");
-  args.push("--heartbeat-interval", "3600", "--poll-interval", "3600");
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stderr?.on("data", (chunk) => {
-    stderr = (stderr + chunk).slice(-2000);
-  });
-  const devices = await new Promise<FleetDevice[]>((resolve, reject) => {
-    const failed = (code: number | null) => reject(new Error(`fleet exited with ${code}:\n${stderr}`));
-    child.once("exit", failed);
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk;
-      const lines = stdout.split("\n").filter(Boolean);
-      if (lines.length >= DEVICES) {
-        child.off("exit", failed);
-        resolve(lines.map((line) => JSON.parse(line) as FleetDevice));
-      }
+function apiOf(base: string, key: string): Api {
+  return async (method, path, body, headers = {}) => {
+    const started = performance.now();
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-  });
-  return { child, dataDir, devices };
-}
-
-async function waitReported(fleetId: number) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const deadline = Date.now() + 600_000;
-    for (;;) {
-      const { rows } = await client.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM device WHERE belongs_to__application = $1 AND is_online
-           AND supervisor_api_port IS NOT NULL AND supervisor_api_key_ciphertext IS NOT NULL`,
-        [fleetId],
-      );
-      if (rows[0]?.n === DEVICES) return;
-      if (Date.now() > deadline) throw new Error(`only ${rows[0]?.n} devices reported`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  } finally {
-    await client.end();
-  }
-}
-
-/** The baseline: GET /ping to every device over keep-alive connections, CONCURRENCY at once. */
-async function rawFanOut(
-  devices: readonly FleetDevice[],
-): Promise<{ ms: number; failed: number; why: string[] }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const started = performance.now();
-  let next = 0;
-  let failed = 0;
-  const why = new Set<string>();
-  const worker = async () => {
-    while (next < devices.length) {
-      const device = devices[next++] as FleetDevice;
-      const status = await new Promise<number>((resolve) => {
-        const outgoing = request(
-          {
-            agent,
-            host: "127.0.0.1",
-            port: device.port,
-            path: `/ping?apikey=${encodeURIComponent(device.apiKey)}`,
-            timeout: 10_000,
-          },
-          (response) => {
-            response.resume();
-            response.on("end", () => resolve(response.statusCode ?? 0));
-          },
-        );
-        outgoing.on("timeout", () => outgoing.destroy(new Error("timeout")));
-        outgoing.on("error", (error) => {
-          why.add(error.message);
-          resolve(0);
-        });
-        outgoing.end();
-      });
-      if (status !== 200) failed++;
-    }
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
+    return { body: text ? JSON.parse(text) : undefined, ms: performance.now() - started };
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const ms = performance.now() - started;
-  agent.destroy();
-  return { ms, failed, why: [...why].slice(0, 5) };
 }
 
 interface JobRun {
-  readonly targeted: number;
   readonly submitMs: number;
   readonly finishMs: number;
   readonly status: string;
   readonly ok: number;
-  /** RSS of each instance, MiB: at submission and the largest sampled during the job. */
-  readonly rssStartMiB: number[];
-  readonly rssPeakMiB: number[];
+  readonly rssMiB: { start: number; peak: number; end: number }[];
 }
 
-async function runJob(instances: readonly Child[], key: string, fleetId: number): Promise<JobRun> {
-  const [first] = instances;
-  if (!first) throw new Error("no instance");
-  const rssStart = instances.map((instance) => rssBytes(instance.pid));
-  const rssPeak = [...rssStart];
+async function runJob(instances: readonly Child[], api: Api, fleetId: number): Promise<JobRun> {
+  const rss = () => instances.map((instance) => rssBytes(instance.pid) / MiB);
+  const start = rss();
+  const peak = [...start];
   const sampler = setInterval(() => {
-    instances.forEach((instance, i) => {
-      rssPeak[i] = Math.max(rssPeak[i] ?? 0, rssBytes(instance.pid));
+    rss().forEach((value, i) => {
+      peak[i] = Math.max(peak[i] ?? 0, value);
     });
   }, 100);
   const started = performance.now();
   const submitted = await api(
-    first.url,
-    key,
     "POST",
     "/supervisor/ping",
     { appId: fleetId, method: "GET" },
-    {
-      prefer: "respond-async",
-    },
+    { prefer: "respond-async" },
   );
-  const job = submitted.body as { id: number; targeted_count: number };
+  const job = submitted.body as { id: number };
   let state: { status: string; ok_count: number; finished_at: string | null };
   for (;;) {
     state = (
-      await api(first.url, key, "GET", `/v6/command_job(${job.id})?$select=status,ok_count,finished_at`)
-    ).body.d[0];
+      (await api("GET", `/v6/command_job(${job.id})?$select=status,ok_count,finished_at`)).body as {
+        d: (typeof state)[];
+      }
+    ).d[0] as typeof state;
     if (state.finished_at) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const finishMs = performance.now() - started;
   clearInterval(sampler);
+  const end = rss();
   return {
-    targeted: job.targeted_count,
     submitMs: submitted.ms,
     finishMs,
     status: state.status,
     ok: state.ok_count,
-    rssStartMiB: rssStart.map((bytes) => bytes / MiB),
-    rssPeakMiB: rssPeak.map((bytes) => bytes / MiB),
+    rssMiB: start.map((value, i) => ({
+      start: value,
+      peak: Math.max(peak[i] ?? 0, end[i] ?? 0),
+      end: end[i] ?? 0,
+    })),
   };
 }
 
 /** p50 and p99 of small job submissions (one device each), the latency a caller sees. */
-async function submitLatency(base: string, key: string, uuids: readonly string[], count: number) {
+async function submitLatency(api: Api, uuids: readonly string[], count: number) {
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     const uuid = uuids[i % uuids.length];
     samples.push(
-      (await api(base, key, "POST", "/supervisor/ping", { uuid, method: "GET" }, { prefer: "respond-async" }))
-        .ms,
+      (await api("POST", "/supervisor/ping", { uuid, method: "GET" }, { prefer: "respond-async" })).ms,
     );
   }
   samples.sort((a, b) => a - b);
   const at = (q: number) =>
     samples[Math.min(samples.length - 1, Math.ceil(q * samples.length) - 1)] as number;
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: Number(at(0.5).toFixed(1)), p99: Number(at(0.99).toFixed(1)) };
 }
 
 const median = (values: readonly number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const round = (value: number, digits = 0) => Number(value.toFixed(digits));
+
+function row(set: DeviceSet, instances: number, raw: RawRuns, runs: readonly JobRun[]): JobsRow {
+  const finishMsMedian = median(runs.map((run) => run.finishMs));
+  return {
+    devices: set.devices.length,
+    simulator: set.simulator,
+    instances,
+    rawFanOutMs: raw.ms.map((ms) => round(ms)),
+    rawFanOutFailed: raw.failed,
+    submitMs: runs.map((run) => round(run.submitMs, 1)),
+    finishMs: runs.map((run) => round(run.finishMs)),
+    finishMsMedian: round(finishMsMedian),
+    ratioToRaw: round(finishMsMedian / median(raw.ms), 2),
+    statuses: runs.map((run) => run.status),
+    ok: runs.map((run) => run.ok),
+    rssMiB: runs.map((run) =>
+      run.rssMiB.map((rss) => ({ start: round(rss.start), peak: round(rss.peak), end: round(rss.end) })),
+    ),
+  };
+}
+
+interface RawRuns {
+  readonly ms: number[];
+  readonly failed: number[];
+}
 
 async function main() {
   const spawned: { stop(): Promise<void> }[] = [];
-  let fleet: { child: ChildProcess; dataDir: string; devices: FleetDevice[] } | undefined;
+  const sets: DeviceSet[] = [];
   await admin(`CREATE DATABASE "${database}"`);
   try {
     await migrateDatabase(databaseUrl);
@@ -273,83 +207,86 @@ async function main() {
     };
     const first = await startFleetgate(env);
     spawned.push(first);
-    const key = await createAdminKey(databaseUrl);
-    const organization = (await api(first.url, key, "POST", "/v6/organization", { name: "bench-jobs" })).body;
-    const created = (
-      await api(first.url, key, "POST", "/v6/application", {
-        app_name: "bench-jobs",
-        device_type: "raspberrypi4-64",
-        organization: organization.id,
-      })
-    ).body as { id: number };
-    log(`starting ${DEVICES} simulated devices`);
-    fleet = await startFleet(first.url, key, created.id);
-    await waitReported(created.id);
-    log(`${DEVICES} devices online`);
+    const api = apiOf(first.url, await createAdminKey(databaseUrl));
+    const organization = (await api("POST", "/v6/organization", { name: "bench-jobs" })).body as {
+      id: number;
+    };
 
-    const raw: number[] = [];
-    const rawFailed: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const run = await rawFanOut(fleet.devices);
-      raw.push(run.ms);
-      rawFailed.push(run.failed);
-      log(
-        `raw keep-alive fan-out: ${run.ms.toFixed(0)} ms, ${run.failed} not 200 ${JSON.stringify(run.why)}`,
-      );
-    }
-
-    const uuids = fleet.devices.map((device) => device.uuid);
-    // The first job starts this instance's queue (pg-boss); the ones measured find it running.
-    await submitLatency(first.url, key, uuids, 1);
-    const small = await submitLatency(first.url, key, uuids, 100);
-    log(`one-device job submissions: p50 ${small.p50.toFixed(1)} ms, p99 ${small.p99.toFixed(1)} ms`);
-
-    const one: JobRun[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      one.push(await runJob([first], key, created.id));
-      log(`1 instance: ${JSON.stringify(one.at(-1))}`);
+    const raw = new Map<DeviceSet, RawRuns>();
+    const one = new Map<DeviceSet, JobRun[]>();
+    let oneDeviceSubmitMs = { p50: 0, p99: 0 };
+    for (const size of SIZES) {
+      const fleet = (
+        await api("POST", "/v6/application", {
+          app_name: `bench-jobs-${size}`,
+          device_type: "raspberrypi4-64",
+          organization: organization.id,
+        })
+      ).body as { id: number };
+      const simulator = SIMULATOR === "auto" ? (size <= FLEET_LIMIT ? "fleet" : "stand-in") : SIMULATOR;
+      log(`starting ${size} devices (${simulator})`);
+      const set =
+        simulator === "fleet"
+          ? await startFleetDevices(api, first.url, databaseUrl, fleet.id, size)
+          : await startStandInDevices(databaseUrl, SECRET, fleet.id, size, PORTS);
+      sets.push(set);
+      log(`${size} devices online`);
+      const runs: RawRuns = { ms: [], failed: [] };
+      for (let i = 0; i < RUNS; i++) {
+        const run = await rawFanOut(set.devices, CONCURRENCY);
+        runs.ms.push(run.ms);
+        runs.failed.push(run.failed);
+        log(
+          `raw keep-alive fan-out: ${run.ms.toFixed(0)} ms, ${run.failed} not 200 ${JSON.stringify(run.why)}`,
+        );
+      }
+      raw.set(set, runs);
+      if (sets.length === 1) {
+        const uuids = set.devices.map((device) => device.uuid);
+        // The first job starts this instance's queue (pg-boss); the ones measured find it running.
+        await submitLatency(api, uuids, 1);
+        oneDeviceSubmitMs = await submitLatency(api, uuids, 100);
+        log(`one-device job submissions: p50 ${oneDeviceSubmitMs.p50} ms, p99 ${oneDeviceSubmitMs.p99} ms`);
+      }
+      const jobs: JobRun[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        jobs.push(await runJob([first], api, fleet.id));
+        log(`${size} devices, 1 instance: ${JSON.stringify(jobs.at(-1))}`);
+      }
+      one.set(set, jobs);
     }
     const second = await startFleetgate(env);
     spawned.push(second);
-    const two: JobRun[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      two.push(await runJob([first, second], key, created.id));
-      log(`2 instances: ${JSON.stringify(two.at(-1))}`);
+    const rows: JobsRow[] = [];
+    for (const set of sets) {
+      const jobs: JobRun[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        jobs.push(await runJob([first, second], api, set.fleetId));
+        log(`${set.devices.length} devices, 2 instances: ${JSON.stringify(jobs.at(-1))}`);
+      }
+      const runs = raw.get(set) as RawRuns;
+      rows.push(row(set, 1, runs, one.get(set) ?? []), row(set, 2, runs, jobs));
     }
 
-    const rawMs = median(raw);
-    const summary = (runs: JobRun[]) => ({
-      submitMs: runs.map((run) => Number(run.submitMs.toFixed(1))),
-      finishMsMedian: Number(median(runs.map((run) => run.finishMs)).toFixed(0)),
-      ratioToRaw: Number((median(runs.map((run) => run.finishMs)) / rawMs).toFixed(2)),
-      statuses: runs.map((run) => run.status),
-      targeted: runs.map((run) => run.targeted),
-      ok: runs.map((run) => run.ok),
-      rssStartMiB: runs[0]?.rssStartMiB.map((mib) => Math.round(mib)),
-      rssPeakMiB: runs.map((run) => run.rssPeakMiB.map((mib) => Math.round(mib))),
-    });
-    const result = {
+    const result: JobsResult = {
       date: new Date().toISOString(),
-      devices: DEVICES,
+      machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? "unknown CPU"}`,
       runs: RUNS,
       concurrency: CONCURRENCY,
       batch: BATCH,
-      rawFanOutMs: raw.map((ms) => Number(ms.toFixed(0))),
-      rawFanOutFailed: rawFailed,
-      oneDeviceSubmitMs: { p50: Number(small.p50.toFixed(1)), p99: Number(small.p99.toFixed(1)) },
-      oneInstance: summary(one),
-      twoInstances: summary(two),
+      oneDeviceSubmitMs,
+      rows,
     };
     mkdirSync(resultsDir, { recursive: true });
-    writeFileSync(join(resultsDir, "jobs-latest.json"), `${JSON.stringify(result, null, 2)}\n`);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    if (fleet) {
-      const exited = new Promise((resolve) => fleet?.child.once("exit", resolve));
-      if (fleet.child.exitCode === null) fleet.child.kill("SIGTERM");
-      await exited;
-      rmSync(fleet.dataDir, { recursive: true, force: true });
+    const stamp = result.date.replaceAll(":", "-").slice(0, 19);
+    for (const name of [`jobs-${stamp}`, "jobs-latest"]) {
+      writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(result, null, 2)}\n`);
+      writeFileSync(join(resultsDir, `${name}.svg`), jobsChart(result));
     }
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    log(`done; results in bench/results/jobs-${stamp}.{json,svg} and jobs-latest.*`);
+  } finally {
+    await Promise.all(sets.map((set) => set.stop()));
     await Promise.all(spawned.map((child) => child.stop()));
     await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
   }

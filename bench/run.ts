@@ -1,5 +1,5 @@
-// `npm run bench [-- --quick] [-- --only W1,W5] [-- --peers]`: the whole benchmark of issues 11
-// and 22, end to end. --peers also starts PostGraphile 5 (bench/peers/) and measures it on W1/W2.
+// `npm run bench [-- --quick] [-- --only W1,W5] [-- --peers]`: the whole benchmark of issues 11,
+// 22 and 28, end to end. --peers also starts PostGraphile 5 (bench/peers/) and measures it on W1/W2.
 // See bench/README-section.md for what it measures and how to read the results.
 
 import { execFileSync } from "node:child_process";
@@ -14,6 +14,7 @@ import { chart } from "./chart.ts";
 import { measureColdStart } from "./coldstart.ts";
 import { createAdminKey, createMemberKey, DEVICES_PER_FLEET, FLEETS, prepareData } from "./data.ts";
 import type { SerialSettings, Target } from "./load.ts";
+import { measureNestedFilters } from "./nested.ts";
 import { resultsDir } from "./paths.ts";
 import type { Peer } from "./peers/peer.ts";
 import { startPostgraphile } from "./peers/postgraphile.ts";
@@ -55,6 +56,7 @@ const reads: ReadSettings = quick
   : { rounds: 3, seconds: 8, warmupSeconds: 3, connections: 10, probes: 5 };
 const bulk: SerialSettings = quick ? { rounds: 3, requests: 5 } : { rounds: 3, requests: 20 };
 const fanOut: SerialSettings = quick ? { rounds: 3, requests: 5 } : { rounds: 3, requests: 20 };
+const nested: SerialSettings = quick ? { rounds: 3, requests: 10 } : { rounds: 3, requests: 50 };
 const fleetSizes = quick ? [10, 100] : [10, 100, 1000];
 const coldStarts = quick ? 1 : 3;
 
@@ -159,6 +161,7 @@ async function main(): Promise<void> {
       latencies.push(
         await measureBulkPatch(data.fleetIds, DEVICES_PER_FLEET, fleetgate, baseline, bulk, log),
       );
+    if (wanted("W8")) latencies.push(...(await measureNestedFilters(data.fleetIds, callers, nested, log)));
     if (wanted("W5")) {
       log(`starting simulated fleets of ${fleetSizes.join(", ")} devices`);
       fleets = await startProxyFleets(fleetgate, databaseUrl, fleetSizes);
@@ -200,6 +203,7 @@ async function main(): Promise<void> {
       reads,
       bulk,
       fanOut,
+      nested,
       fleetSizes,
       coldStarts,
       poolSize,

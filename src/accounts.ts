@@ -48,7 +48,7 @@ export async function createOrganization(
   );
   if (organization.owner) {
     const [owner] = await db.query<{ id: number }>({
-      text: `SELECT "id" FROM "user" WHERE "username" = $1::text`,
+      text: `SELECT "id" FROM "user" WHERE lower("username") = lower($1::text)`,
       values: [organization.owner],
     });
     if (!owner) throw new Error(`No user '${organization.owner}'`);

@@ -88,6 +88,14 @@ const schema = z.object({
   HOST: z.string().default("127.0.0.1"),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   DATABASE_URL: z.string().url().optional(),
+  // Behind a transaction pooler (README "Behind PgBouncer"): a direct connection for what needs a
+  // session (the change bus's LISTEN, the job queue), and `false` so that DATABASE_URL's
+  // connections carry no session state: unnamed statements, no startup options.
+  DATABASE_DIRECT_URL: z.string().url().optional(),
+  DATABASE_PREPARED_STATEMENTS: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((value) => value === "true"),
   DATABASE_POOL_SIZE: z.coerce
     .number()
     .int()

@@ -25,6 +25,7 @@ import { REQUEST_ID_HEADER, requestIdOf, useRequestIds } from "./http/request-id
 import { noteActor, useRequestLog } from "./http/request-log.ts";
 import { trustProxyOption } from "./http/trust-proxy.ts";
 import { useUnitOfWork } from "./http/unit-of-work.ts";
+import { lazyRequestLogger } from "./logger.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
 import type { UrlShapeRead } from "./odata/read.ts";
@@ -49,6 +50,8 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.logger as FastifyBaseLogger,
     // Our own request log (http/request-log.ts) writes one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's child logger is made only if the request writes a line (logger.ts).
+    childLoggerFactory: lazyRequestLogger,
     // Bodies are JSON of at most 512 kB, as the reference API accepts; less where a route needs
     // less (http/body-limits.ts).
     bodyLimit: DEFAULT_BODY_LIMIT,
@@ -100,7 +103,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   // Before any route: the request id, log, metrics, body limits and cancellation wrap every
   // handler registered after them.
   useRequestIds(app);
-  useRequestLog(app);
+  useRequestLog(app, deps.logger);
   useBodyLimits(app);
   useUnitOfWork(app);
   // Compiled reads by shape, shared by the OData and GraphQL surfaces (core/statement-shapes.ts).
@@ -125,10 +128,16 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   // handler's own SQL: a read stays one statement.
   // The probes and /metrics take no caller: they answer while the database (which a credential's
   // lookup needs) is away.
-  app.addHook("preHandler", async (request) => {
-    if (operationsRoutes.has(request.routeOptions.url ?? "")) return;
-    const caller = await callerOf(request, authenticator);
-    if (caller && caller.kind !== "anonymous") noteActor(request, caller.actor);
+  // A callback hook, not an async one: no promise of its own on every request.
+  app.addHook("preHandler", (request, _reply, done) => {
+    if (operationsRoutes.has(request.routeOptions.url ?? "")) {
+      done();
+      return;
+    }
+    callerOf(request, authenticator).then((caller) => {
+      if (caller && caller.kind !== "anonymous") noteActor(request, caller.actor);
+      done();
+    }, done);
   });
   authRoutes(app, {
     db: deps.db,

@@ -40,3 +40,19 @@ describe("durations in the configuration", () => {
     });
   });
 });
+
+describe("the settings for a pooler in front of PostgreSQL", () => {
+  it("default to named prepared statements and no direct URL", () => {
+    const config = loadConfig({});
+    expect(config.DATABASE_PREPARED_STATEMENTS).toBe(true);
+    expect(config.DATABASE_DIRECT_URL).toBeUndefined();
+  });
+
+  it("take false and a direct URL, and refuse anything else", () => {
+    const direct = "postgres://fleetgate@db.internal:5432/fleetgate";
+    const config = loadConfig({ DATABASE_PREPARED_STATEMENTS: "false", DATABASE_DIRECT_URL: direct });
+    expect(config).toMatchObject({ DATABASE_PREPARED_STATEMENTS: false, DATABASE_DIRECT_URL: direct });
+    expect(invalid({ DATABASE_PREPARED_STATEMENTS: "no" })).toContain("DATABASE_PREPARED_STATEMENTS");
+    expect(invalid({ DATABASE_DIRECT_URL: "the database" })).toContain("DATABASE_DIRECT_URL");
+  });
+});

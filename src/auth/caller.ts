@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { decodeJwt } from "jose";
 import type { Executor } from "../db/database.ts";
 import { hashKey } from "./api-keys.ts";
@@ -60,16 +59,33 @@ interface KeyRow {
 
 // A credential resolves to the same caller for a few seconds without asking the database again,
 // so a read stays one statement. Writes to users and keys clear it (see `forget`).
-const ttlMs = 5_000;
-const maxEntries = 10_000;
+const cacheDefaults = { ttlMs: 5_000, maxEntries: 10_000 };
+// Credentials are looked up by their own text, not a hash of it: a hit costs a map lookup, not a
+// SHA-256 on every request. None this server issues is longer than this (an API key has 32 or 64
+// characters, a session token a few hundred); a longer one is not kept, so the keys stay small.
+const maxCachedLength = 1_024;
+
+interface Cached {
+  readonly caller: Authenticated;
+  /** ms since the epoch: the cache's time-out, or the credential's own expiry when that is sooner. */
+  readonly expires: number;
+}
 
 export class Authenticator {
-  private readonly cache = new Map<string, { caller: Authenticated; expires: number }>();
+  // Holds credentials in memory as the request did; it is never logged or serialized.
+  private readonly cache = new Map<string, Cached>();
+  private generation = 0;
+
+  private readonly limits: typeof cacheDefaults;
 
   constructor(
     private readonly db: Executor,
     private readonly secret: Uint8Array,
-  ) {}
+    /** How long a checked credential is kept, and how many are. */
+    limits: Partial<typeof cacheDefaults> = {},
+  ) {
+    this.limits = { ...cacheDefaults, ...limits };
+  }
 
   get signingSecret(): Uint8Array {
     return this.secret;
@@ -78,16 +94,36 @@ export class Authenticator {
   /** Forgets every cached caller: a password, key or user changed. */
   forget(): void {
     this.cache.clear();
+    this.generation++;
+  }
+
+  /** The caller of a credential checked a moment ago (`ttlMs`) and not forgotten since, if any. */
+  private cached(credential: string): Authenticated | undefined {
+    const entry = this.cache.get(credential);
+    if (entry === undefined) return undefined;
+    if (entry.expires > Date.now()) return entry.caller;
+    this.cache.delete(credential);
+    return undefined;
   }
 
   async authenticate(credential: string): Promise<Authenticated | undefined> {
-    const cacheKey = createHash("sha256").update(credential).digest("base64url");
-    const cached = this.cache.get(cacheKey);
-    if (cached && cached.expires > Date.now()) return cached.caller;
+    const cached = this.cached(credential);
+    if (cached) return cached;
+    // The generation a lookup started in: a `forget` while it ran (a key deleted meanwhile) means
+    // its answer may already be stale, so it answers this request but is not kept.
+    const generation = this.generation;
     const resolved = await this.resolve(credential);
     if (!("caller" in resolved)) return undefined;
-    if (this.cache.size >= maxEntries) this.cache.clear();
-    this.cache.set(cacheKey, { caller: resolved.caller, expires: Date.now() + ttlMs });
+    if (credential.length <= maxCachedLength && generation === this.generation) {
+      // Bounded: the entry kept longest goes first (a Map iterates in insertion order).
+      if (this.cache.size >= this.limits.maxEntries)
+        this.cache.delete(this.cache.keys().next().value as string);
+      const expires = Math.min(
+        Date.now() + this.limits.ttlMs,
+        resolved.expiresAt ?? Number.POSITIVE_INFINITY,
+      );
+      this.cache.set(credential, { caller: resolved.caller, expires });
+    }
     return resolved.caller;
   }
 

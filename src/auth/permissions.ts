@@ -12,6 +12,11 @@ export interface Permissions {
   /** SQL that is true for the rows the caller may create, change or delete (checked on the rows after a write too). */
   writable(resource: Resource, row: Fragment, rows?: RowsHint): Fragment;
   /**
+   * SQL that is true for the readable rows whose owner-only fields (`Field.ownerOnly`) the caller
+   * reads; on the others those fields read as null. Undefined: every readable row.
+   */
+  ownRows?(resource: Resource, row: Fragment): Fragment | undefined;
+  /**
    * Names everything the predicates depend on (the kind of caller and its ids), so two callers with
    * the same key compile a query to the same statement and values; none: do not cache by caller.
    */

@@ -1,4 +1,5 @@
 import { type Fragment, param, sql } from "../db/sql.ts";
+import { Unauthorized } from "../errors.ts";
 import type { Resource } from "../model/types.ts";
 import type { Caller } from "./caller.ts";
 import { adminPermissions, type Permissions, type RowsHint } from "./permissions.ts";
@@ -26,6 +27,11 @@ function publicRelease(row: Fragment): Fragment {
 
 function memberOrganizations(userId: number): Fragment {
   return sql`(SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")})`;
+}
+
+/** The user and the members of every organization they belong to. */
+function coMembers(userId: number): Fragment {
+  return sql`(SELECT cm."user" FROM "organization_membership" cm WHERE cm."is_member_of__organization" IN ${memberOrganizations(userId)})`;
 }
 
 function ownedOrganizations(userId: number): Fragment {
@@ -136,7 +142,9 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
         return resource.table === "device_type" ? sql`NOT ${row}."is_private"` : all;
       switch (resource.table) {
         case "user":
-          return sql`${row}."id" = ${param(userId, "int4")}`;
+          // As in balena, the members of an organization see each other: their id and username
+          // (the rest of a user row is owner-only, see ownRows).
+          return sql`(${row}."id" = ${param(userId, "int4")} OR ${row}."id" IN ${coMembers(userId)})`;
         case "organization":
           return sql`${row}."id" IN ${memberOrganizations(userId)}`;
         case "organization_membership":
@@ -158,6 +166,9 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
         default:
           return ofMemberFleet(resource.table, row, rows) ?? none;
       }
+    },
+    ownRows(resource: Resource, row: Fragment) {
+      return resource.table === "user" ? sql`${row}."id" = ${param(userId, "int4")}` : undefined;
     },
     writable(resource: Resource, row: Fragment, rows?: RowsHint) {
       switch (resource.table) {
@@ -230,8 +241,12 @@ function fleetPermissions(caller: Extract<Caller, { kind: "application" }>): Per
 // Without a credential: the public fleets, their public releases and the public catalogue, as a
 // guest of the reference API reads them. Never anything writable.
 const anonymousCatalogue = new Set(["device_type_alias", "cpu_architecture"]);
+// balena's guest has no permission at all on users and API keys: a read that touches them (the
+// root, an expansion, a path) is its 401, not an empty list.
+const refusedToAnonymous = new Set(["user", "api_key"]);
 const anonymousPermissions: Permissions = {
   readable(resource: Resource, row: Fragment) {
+    if (refusedToAnonymous.has(resource.table)) throw new Unauthorized();
     if (resource.name === "application") return isPublicFleet(row);
     switch (resource.table) {
       case "release":

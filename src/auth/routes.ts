@@ -117,16 +117,16 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
   }
 
   /**
-   * The account a login names: by e-mail when it holds an `@` (which no username does), compared
-   * case-insensitively as balena does; else by username. An e-mail shared by several accounts names
-   * none of them.
+   * The account a login names: by e-mail when it holds an `@` (which no username does), else by
+   * username, both compared without case as balena does (each is unique without case). An e-mail
+   * shared by several accounts (impossible since issue 30's unique index) names none of them.
    */
   async function account(login: string): Promise<Account | undefined> {
     const byEmail = login.includes("@");
     const users = await db.query<Account>({
       text: byEmail
         ? `SELECT "id", "username", "password", "jwt_secret" FROM "user" WHERE lower("email") = lower($1::text) LIMIT 2`
-        : `SELECT "id", "username", "password", "jwt_secret" FROM "user" WHERE "username" = $1::text`,
+        : `SELECT "id", "username", "password", "jwt_secret" FROM "user" WHERE lower("username") = lower($1::text) LIMIT 2`,
       values: [login],
     });
     return users.length === 1 ? users[0] : undefined;
@@ -140,7 +140,7 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
     const holder = await account(username);
     // Failures count against the account, whether it was named by username or by e-mail; a login
     // that names no account counts under what was typed.
-    const attempt = throttle.begin(holder?.username ?? username, request.ip);
+    const attempt = throttle.begin(holder?.username ?? username.toLowerCase(), request.ip);
     let user: Account | undefined;
     try {
       // An unknown login costs the same scrypt work as a wrong password, so timing reveals nothing.

@@ -16,10 +16,15 @@ const timeoutSettings = {
   write: "DATABASE_WRITE_TIMEOUT_MS",
 } as const;
 
-/** `Key (device, tag_key)=(1, k) already exists.` → ["device", "tag_key"]: our column names, never the values. */
+/**
+ * `Key (device, tag_key)=(1, k) already exists.` → ["device", "tag_key"]: our column names, never the
+ * values. A key on `lower(email)` (unique without case) names its column, `email`.
+ */
 function keyColumns(detail: string | undefined): string[] {
-  const match = /^Key \(([^)]*)\)=/.exec(detail ?? "");
-  return match?.[1] ? match[1].split(", ").map((name) => name.replaceAll('"', "")) : [];
+  const match = /^Key \(((?:[^()]|\([^()]*\))*)\)=/.exec(detail ?? "");
+  return match?.[1]
+    ? match[1].split(", ").map((name) => name.replace(/^lower\((.*)\)$/, "$1").replaceAll('"', ""))
+    : [];
 }
 
 const quoted = (columns: readonly string[]) => `"${columns.join('", "')}"`;

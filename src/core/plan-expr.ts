@@ -165,7 +165,23 @@ function byForeignKey(expr: Comparison): Planned {
 
 /** Resolves names in a filter (or order) expression and checks every operand's type. */
 export class ExprPlanner {
+  /** The joins of to-one navigations read through, by the row they start from and the navigation. */
+  private readonly reads = new Map<string, Join>();
+
   constructor(private readonly tables: Tables) {}
+
+  /**
+   * A value read through a to-one navigation from a row is read through one join, however often a
+   * query names the navigation from that row: the compiler joins it once (sql/path-joins.ts).
+   */
+  private readThrough<J extends Join | undefined>(parent: TableRef, name: string, make: () => J): J {
+    const key = `${parent.alias}/${name}`;
+    const known = this.reads.get(key) as J | undefined;
+    if (known) return known;
+    const join = make();
+    if (join) this.reads.set(key, join);
+    return join;
+  }
 
   boolean(expr: Expr, scope: Scope, context: string): Planned {
     const planned = this.plan(expr, scope);
@@ -285,7 +301,11 @@ export class ExprPlanner {
         throw new BadRequest(`'${name}' of ${resource.name} is not a navigation`);
       throw new BadRequest(`Unknown navigation '${name}' of ${resource.name}`);
     }
-    return this.through(this.tables.join(table, navigation), rest, path, scope);
+    const read = navigation.cardinality === "one" && rest.length > 0;
+    const join = read
+      ? this.readThrough(table, name, () => this.tables.join(table, navigation))
+      : this.tables.join(table, navigation);
+    return this.through(join, rest, path, scope);
   }
 
   /** The rest of a path after a navigation: a value read through it, a lambda or a count. */
@@ -334,7 +354,10 @@ export class ExprPlanner {
     scope: Scope,
   ): Planned {
     if (rest.length === 0 && !path.end) return this.versionValue(table, field);
-    const join = this.versionJoin(table, name);
+    const join =
+      rest.length > 0
+        ? this.readThrough(table, name, () => this.versionJoin(table, name))
+        : this.versionJoin(table, name);
     if (!join) throw new BadRequest(`'${name.slice(1)}' of ${table.resource.name} is not a navigation`);
     return this.through(join, rest, path, scope);
   }

@@ -12,6 +12,8 @@ export interface TableRef {
   readonly alias: string;
   /** The caller's row predicate for this table, ANDed in wherever the table is read. */
   readonly permission: Fragment;
+  /** The rows whose owner-only fields the caller reads (`Permissions.ownRows`); undefined: all. */
+  readonly ownRows?: Fragment;
 }
 
 /** child rows are those whose `navigation.remoteColumn` equals the parent's `navigation.localColumn`. */

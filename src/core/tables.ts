@@ -17,7 +17,14 @@ export class Tables {
   /** `rows`: what is known of the rows it will read (a key lookup reads one). */
   add(resource: Resource, rows?: RowsHint): TableRef {
     const alias = `t${this.next++}`;
-    return { resource, alias, permission: this.permissions.readable(resource, ident(alias), rows) };
+    const row = ident(alias);
+    const ownRows = this.permissions.ownRows?.(resource, row);
+    return {
+      resource,
+      alias,
+      permission: this.permissions.readable(resource, row, rows),
+      ...(ownRows ? { ownRows } : {}),
+    };
   }
 
   /** `local`: the parent's side when it is computed (a version field's link), not the navigation's column. */

@@ -42,8 +42,11 @@ export interface Database extends Executor {
     onPayload: (payload: string) => void,
     onMissed?: () => void,
   ): Promise<() => Promise<void>>;
-  /** PostgreSQL's URL, for the job queue's own small pool (src/proxy/jobs/). */
-  readonly url?: string;
+  /**
+   * PostgreSQL's URL for connections that are sessions (DATABASE_DIRECT_URL, else DATABASE_URL):
+   * the job queue's own small pool (src/proxy/jobs/), which LISTENs.
+   */
+  readonly directUrl?: string;
   /** The embedded database's one connection, for the job queue's own adapter (src/proxy/jobs/). */
   readonly embedded?: PGlite;
   /**

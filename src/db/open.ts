@@ -8,6 +8,8 @@ export function openDatabase(
   config: Pick<
     Config,
     | "DATABASE_URL"
+    | "DATABASE_DIRECT_URL"
+    | "DATABASE_PREPARED_STATEMENTS"
     | "DATABASE_POOL_SIZE"
     | "DATA_DIR"
     | "DATABASE_STATEMENT_TIMEOUT_MS"
@@ -20,6 +22,8 @@ export function openDatabase(
     ? Promise.resolve<Database>(
         openPostgres({
           url: config.DATABASE_URL,
+          directUrl: config.DATABASE_DIRECT_URL,
+          preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
           poolSize: config.DATABASE_POOL_SIZE,
           statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
           writeTimeoutMs: config.DATABASE_WRITE_TIMEOUT_MS,

@@ -25,7 +25,11 @@ const GIVE_UP_MS = 2_000;
  * Asks the server to cancel what `client`'s backend is running, the way pg's own `Client.cancel`
  * does: a CancelRequest on a short connection of its own, which needs no pool slot and no login.
  * Resolves once the server has taken the request (it closes that connection), so the caller can
- * release `client` knowing the cancel cannot land on a statement someone else sends next.
+ * release `client` knowing the cancel cannot land on a statement someone else sends next. Behind
+ * PgBouncer the request goes to PgBouncer, which forwards it to the server connection serving
+ * `client` then (or drops it when none is); PgBouncer 1.18 closes the request's connection before
+ * forwarding it, so there a cancel that crosses the end of its statement can stop the next one
+ * that server connection runs, another client's.
  */
 export function cancelBackend(client: pg.PoolClient): Promise<void> {
   const key = client as unknown as BackendKey;

@@ -45,6 +45,14 @@ export interface PostgresOptions {
   readonly connectTimeoutMs?: number;
   /** The most connections subscriptions' reads hold at once; default a quarter of the pool, at least 1. */
   readonly streamConnections?: number;
+  /** A direct connection for what needs a session: the change bus's LISTEN, the job queue; default `url`. */
+  readonly directUrl?: string | undefined;
+  /**
+   * Named prepared statements and session settings on `url`'s connections (default true). False
+   * when `url` is a transaction pooler (PgBouncer), where consecutive statements of one connection
+   * may run on different server sessions: statements go unnamed and nothing is left in a session.
+   */
+  readonly preparedStatements?: boolean | undefined;
 }
 
 export const postgresDefaults = {
@@ -121,26 +129,63 @@ async function checkedOut<T>(
 
 type Scope = "statement" | "write";
 
+// What pg's Query reads of a config, set after it is made from the text alone (the types do not
+// show them).
+interface QueryFields {
+  name?: string | undefined;
+  values?: unknown[] | undefined;
+  callback?: (error: Error | null, result: pg.QueryResult) => void;
+}
+
+/**
+ * `client.query(config)`, less what pg does on every call that a statement of ours does not need:
+ * pg copies a config object through its property descriptors (`normalizeQueryConfig`) and chains a
+ * second promise to rewrite the stack of an error. pg's own Query, made from the text (a string is
+ * not copied) with the name and values set on it, runs the same protocol.
+ */
+function submit(client: pg.PoolClient, config: string | pg.QueryConfig): Promise<pg.QueryResult> {
+  // Row modes and type parsers are read when a Query is made: such a config goes the usual way.
+  if (typeof config !== "string" && ("rowMode" in config || config.types !== undefined))
+    return client.query(config);
+  return new Promise((resolve, reject) => {
+    const query = new pg.Query(typeof config === "string" ? config : config.text) as pg.Query & QueryFields;
+    if (typeof config !== "string") {
+      query.name = config.name;
+      query.values = config.values;
+    }
+    query.callback = (error, result) => {
+      if (!error) return resolve(result);
+      // As pg does: the stack leads back to the statement, not to the socket's read.
+      Error.captureStackTrace(error);
+      reject(error);
+    };
+    client.query(query);
+  });
+}
+
 /**
  * Runs one statement on `client`. When the current unit of work is abandoned (its client went away)
  * the statement is cancelled on the server, and the connection is given back only once the
- * server has taken the cancel, so it cannot stop someone else's statement.
+ * server has taken the cancel, so it cannot stop someone else's statement. `timed`: no session
+ * holds a statement_timeout for it, so its `limitMs` is kept here, with the same cancel.
  */
 async function run<Row>(
   client: pg.PoolClient,
   config: string | pg.QueryConfig,
   scope: Scope,
   limitMs: number,
+  timed = false,
 ): Promise<Row[]> {
   const unit = currentUnit();
   if (unit?.abandoned) throw new QueryCancelled();
   let cancelled: Promise<void> | undefined;
   const cancel = () => {
-    cancelled = cancelBackend(client);
+    cancelled ??= cancelBackend(client);
   };
   unit?.running.add(cancel);
+  const timer = timed && limitMs > 0 ? setTimeout(cancel, limitMs) : undefined;
   try {
-    const result = await client.query(config as pg.QueryConfig);
+    const result = await submit(client, config);
     return result.rows as Row[];
   } catch (error) {
     // A broken connection stays what it is: the caller must discard it.
@@ -149,8 +194,10 @@ async function run<Row>(
     if (isQueryCanceled(error)) throw new StatementTimeout(scope, limitMs, { cause: error });
     throw error;
   } finally {
+    clearTimeout(timer);
     unit?.running.delete(cancel);
-    await cancelled;
+    // Only when a cancel was sent: an `await` of nothing still costs a turn of the microtask queue.
+    if (cancelled) await cancelled;
   }
 }
 
@@ -162,8 +209,16 @@ function named(statement: Statement): pg.QueryConfig {
   };
 }
 
+// Parsed and planned anew each time, in the same round trip as its execution.
+function unnamed(statement: Statement): pg.QueryConfig {
+  return { text: statement.text, values: statement.values as unknown[] };
+}
+
 export function openPostgres(options: PostgresOptions): Database {
   const { statementTimeoutMs, writeTimeoutMs, connectTimeoutMs } = { ...postgresDefaults, ...options };
+  const sessions = options.preparedStatements ?? true;
+  const toQuery = sessions ? named : unnamed;
+  const directUrl = options.directUrl ?? options.url;
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
@@ -175,7 +230,13 @@ export function openPostgres(options: PostgresOptions): Database {
     keepAlive: true,
     // Timestamps leave the database in UTC whatever the server's zone. Every statement has a
     // time-out; a write transaction sets its own (SET LOCAL) for its statements.
-    options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}`,
+    ...(sessions
+      ? { options: `-c TimeZone=UTC -c statement_timeout=${statementTimeoutMs}` }
+      : // A pooler refuses startup options (PgBouncer: "unsupported startup parameter"), and a
+        // session's SET would outlast our statement on a server connection others use next. TimeZone
+        // is one of the parameters PgBouncer keeps per client and sets on whichever server connection
+        // serves it; a read's time-out is kept by `run` instead.
+        { onConnect: (client: pg.ClientBase) => client.query("SET TimeZone = 'UTC'") }),
   });
   // An idle connection that dies (server restart) must not crash the process; the pool drops it.
   pool.on("error", () => {});
@@ -184,18 +245,18 @@ export function openPostgres(options: PostgresOptions): Database {
     query: <Row>(statement: Statement) => {
       countStatement();
       return withClient(pooled, (client) =>
-        run<Row>(client, named(statement), "statement", statementTimeoutMs),
+        run<Row>(client, toQuery(statement), "statement", statementTimeoutMs, !sessions),
       );
     },
     async script(sql: string) {
       countStatement();
-      await withClient(pooled, (client) => run(client, sql, "statement", statementTimeoutMs));
+      await withClient(pooled, (client) => run(client, sql, "statement", statementTimeoutMs, !sessions));
     },
   };
   const inTransaction = (client: pg.PoolClient): Executor => ({
     async query<Row>(statement: Statement) {
       countStatement();
-      return run<Row>(client, named(statement), "write", writeTimeoutMs);
+      return run<Row>(client, toQuery(statement), "write", writeTimeoutMs);
     },
     async script(sql: string) {
       countStatement();
@@ -204,11 +265,12 @@ export function openPostgres(options: PostgresOptions): Database {
   });
   // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
   let prisma: PrismaClient | undefined;
-  // Connects on the first LISTEN: only a server with live subscriptions holds this connection.
+  // Connects on the first LISTEN: only a server with live subscriptions holds this connection. A
+  // direct one: LISTEN lasts as long as the session, which a pooler's connection is not.
   const listener = new PgListener(
     () =>
       new pg.Client({
-        connectionString: options.url,
+        connectionString: directUrl,
         keepAlive: true,
         connectionTimeoutMillis: connectTimeoutMs,
         // Named, so an operator (or a test) can tell it in pg_stat_activity.
@@ -217,7 +279,7 @@ export function openPostgres(options: PostgresOptions): Database {
   );
   return {
     kind: "postgres",
-    url: options.url,
+    directUrl,
     get prisma() {
       prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
       return prisma;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { createApiKey } from "../auth/api-keys.ts";
 import type { Authenticated } from "../auth/caller.ts";
@@ -13,8 +13,10 @@ import { sql } from "../db/sql.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { repeatEvery } from "./repeat.ts";
-import { markSilentDevicesOffline, recordState, stateReport, targetState } from "./state.ts";
+import { markSilentDevicesOffline, recordState, stateReport } from "./state.ts";
 import { parseStateV3, recordStateV3 } from "./state-v3.ts";
+import { type DeviceCaller, notModified, parseTarget, TargetReads, targetEtag, targetV2 } from "./target.ts";
+import { targetV3 } from "./target-v3.ts";
 
 export interface DeviceDeps {
   readonly db: Database;
@@ -61,6 +63,7 @@ function registering(caller: Authenticated): Permissions {
 /** The device-facing API: a supervisor registers, reports its state and learns its target. */
 export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const { db, model, keys } = deps;
+  const targets = new TargetReads(model);
 
   /** A provisioning key registers into its own fleet; a user into a fleet they may change. */
   async function mayRegister(caller: Authenticated, fleet: number): Promise<void> {
@@ -103,15 +106,39 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return reply.code(201).send({ id, uuid: body.uuid, api_key: apiKey });
   });
 
-  /** Only the device itself speaks for its state. */
-  async function asDevice(request: FastifyRequest<{ Params: { uuid: string } }>): Promise<string> {
+  /**
+   * Only the device itself speaks for its state or reads its target: another device's uuid is
+   * refused as a missing one is, with the same 401.
+   */
+  async function asDevice(request: FastifyRequest<{ Params: { uuid: string } }>): Promise<DeviceCaller> {
     const caller = await deps.requireCaller(request);
     if (caller.kind !== "device" || caller.uuid !== request.params.uuid) throw new Unauthorized();
-    return caller.uuid;
+    return caller;
+  }
+
+  /**
+   * A target-state read with an ETag: `If-None-Match` naming the current one is a 304 with no
+   * body, decided before the read's text is parsed (target.ts).
+   */
+  async function sendTarget(
+    request: FastifyRequest<{ Params: { uuid: string } }>,
+    reply: FastifyReply,
+    endpoint: "v2" | "v3",
+  ): Promise<FastifyReply> {
+    const caller = await asDevice(request);
+    const json = await targets.read(db, caller);
+    if (json === undefined) throw new NotFound(`No device ${caller.uuid}`);
+    const etag = targetEtag(endpoint, json);
+    reply.header("etag", etag);
+    if (notModified(request.headers["if-none-match"], etag)) return reply.code(304).send();
+    const target = parseTarget(json);
+    return reply
+      .type("application/json; charset=utf-8")
+      .send(JSON.stringify(endpoint === "v3" ? targetV3(target) : targetV2(target)));
   }
 
   app.patch<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request, reply) => {
-    const uuid = await asDevice(request);
+    const { uuid } = await asDevice(request);
     if (!(await recordState(db, uuid, parsed(stateReport, request.body), keys)))
       throw new NotFound(`No device ${uuid}`);
     return reply.type("application/json").send(JSON.stringify("OK"));
@@ -125,12 +152,14 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return reply.code(200).send();
   });
 
-  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request) => {
-    const uuid = await asDevice(request);
-    const target = await targetState(db, uuid);
-    if (!target) throw new NotFound(`No device ${uuid}`);
-    return { uuid, target };
-  });
+  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", (request, reply) =>
+    sendTarget(request, reply, "v2"),
+  );
+
+  // The target a balena-supervisor (v12 and later) polls, with If-None-Match.
+  app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", (request, reply) =>
+    sendTarget(request, reply, "v3"),
+  );
 
   // The sweeper: every third of the timeout, devices silent for longer go offline.
   const sweeper = repeatEvery(sweepPeriodMs(deps.offlineAfterSeconds), async () => {

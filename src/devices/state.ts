@@ -129,27 +129,6 @@ export async function recordState(
 }
 
 /**
- * What the device should run: its pin, else its fleet's target release. `appUuid` names the fleet
- * in a v3 state report (`apps: {<app uuid>: {release_uuid}}`).
- */
-export async function targetState(
-  db: Executor,
-  uuid: string,
-): Promise<{ commit: string | null; appId: number; appUuid: string } | undefined> {
-  const [row] = await db.query<{ commit: string | null; app_id: number; app_uuid: string }>({
-    text: `SELECT coalesce(pin."commit", target."commit") AS "commit", d."belongs_to__application" AS app_id,
-                  a."uuid" AS app_uuid
-             FROM "device" d
-             JOIN "application" a ON a."id" = d."belongs_to__application"
-             LEFT JOIN "release" pin ON pin."id" = d."should_be_running__release"
-             LEFT JOIN "release" target ON target."id" = a."should_be_running__release"
-            WHERE d."uuid" = $1::text`,
-    values: [uuid],
-  });
-  return row ? { commit: row.commit, appId: row.app_id, appUuid: row.app_uuid } : undefined;
-}
-
-/**
  * Marks devices that reported once but not within `timeoutSeconds` offline. Devices that never
  * reported (demo data, registered but not started) are left as they are. System write: the server's
  * own sweep, on behalf of no caller.

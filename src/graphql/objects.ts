@@ -157,7 +157,8 @@ function implementObject(builder: Builder, spec: ObjectSpec, graph: GraphQLModel
             const { field } = member;
             fields[name] = t.field({
               type: scalarOf[field.type],
-              nullable: field.nullable || field.computed,
+              // An owner-only field reads as null on rows the caller may read but not own.
+              nullable: field.nullable || field.computed || field.ownerOnly === true,
               resolve: (row) => row[name] as never,
             });
             break;
@@ -165,7 +166,7 @@ function implementObject(builder: Builder, spec: ObjectSpec, graph: GraphQLModel
           case "link":
             fields[name] = t.field({
               type: "Int",
-              nullable: member.field.nullable,
+              nullable: member.field.nullable || member.field.ownerOnly === true,
               description: `The id behind ${name.slice(0, -2)}`,
               resolve: (row) => row[name] as never,
             });

@@ -3,6 +3,7 @@ import { useGraphQlJit } from "@envelop/graphql-jit";
 import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import {
+  type DefinitionNode,
   type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
@@ -61,9 +62,29 @@ const withoutIntrospection: Plugin = {
   },
 };
 
-/** Whether every variable of the document is a scalar or an enum (or a list of them). */
-function scalarVariablesOnly(document: DocumentNode, schema: GraphQLSchema): boolean {
-  return document.definitions.every(
+// By document: a query's documents are kept (yoga's parser cache, `validDocuments`), and the
+// answer is asked on every execution.
+const compilable = new WeakMap<DocumentNode, boolean>();
+
+/**
+ * Whether graphql-jit may compile the document: one operation, whose variables are scalars or enums
+ * (or lists of them). The plugin keeps one compiled operation per document, whatever operation
+ * name a request gives; with several operations, a request naming the second ran the first.
+ */
+function jitCompilable(document: DocumentNode, schema: GraphQLSchema): boolean {
+  let known = compilable.get(document);
+  if (known === undefined) {
+    const operations = document.definitions.filter(
+      (definition) => definition.kind === Kind.OPERATION_DEFINITION,
+    );
+    known = operations.length === 1 && scalarVariablesOnly(operations, schema);
+    compilable.set(document, known);
+  }
+  return known;
+}
+
+function scalarVariablesOnly(operations: readonly DefinitionNode[], schema: GraphQLSchema): boolean {
+  return operations.every(
     (definition) =>
       definition.kind !== Kind.OPERATION_DEFINITION ||
       (definition.variableDefinitions ?? []).every((variable) => {
@@ -77,21 +98,36 @@ function namedType(type: TypeNode): string {
   return type.kind === Kind.NAMED_TYPE ? type.name.value : namedType(type.type);
 }
 
+// By document and operation name: asked twice of every request (here and by `runsOnJit`).
+const subscriptions = new WeakMap<DocumentNode, Map<string | null, boolean>>();
+
 function isSubscription(document: DocumentNode, operationName: string | null | undefined): boolean {
-  return getOperationAST(document, operationName)?.operation === OperationTypeNode.SUBSCRIPTION;
+  let byName = subscriptions.get(document);
+  if (!byName) {
+    byName = new Map();
+    subscriptions.set(document, byName);
+  }
+  // `null` (one operation, whatever its name) is not "" (an operation named "", which none is).
+  const name = operationName ?? null;
+  let known = byName.get(name);
+  if (known === undefined) {
+    known = getOperationAST(document, name)?.operation === OperationTypeNode.SUBSCRIPTION;
+    // A client can send any name: a document keeps the answers for a few.
+    if (byName.size < 16) byName.set(name, known);
+  }
+  return known;
 }
 
 /**
- * Whether graphql-jit runs the operation. Not a subscription: graphql-jit (0.8,
+ * Whether graphql-jit runs the operation: one it can compile (`jitCompilable`), and not a
+ * subscription: graphql-jit (0.8,
  * `compileSubscriptionOperation`) calls the field's `subscribe` with the operation's variables in
  * place of the field's arguments, so `deviceChanged(where: {…})` written inline streamed every
  * device. Subscriptions run on graphql-js: each of their events is one row, where graphql-jit saves
  * little.
  */
 function runsOnJit(args: { document: DocumentNode; schema: GraphQLSchema; operationName?: string | null }) {
-  return (
-    !isSubscription(args.document, args.operationName) && scalarVariablesOnly(args.document, args.schema)
-  );
+  return !isSubscription(args.document, args.operationName) && jitCompilable(args.document, args.schema);
 }
 
 /** A POST of one JSON operation that asks for plain JSON: what nearly every client sends. */
@@ -130,6 +166,11 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
       .send(Readable.from(response.body as unknown as AsyncIterable<Uint8Array>, { objectMode: false }));
   return reply.code(response.status).send(await response.text());
 }
+
+// Distinct query texts whose parsed documents are kept (most clients send a handful), and the
+// longest kept, so the texts held stay a few MB whatever clients send.
+const VALID_DOCUMENTS = 1_000;
+const MAX_KEPT_QUERY = 8_192;
 
 export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
@@ -195,6 +236,30 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     ],
   });
 
+  // The documents that parsed and validated, by their text. A query seen before skips envelop's
+  // parse and validate steps: their caches hold the same answers (the schema and the rules are the
+  // server's), but reaching them runs every plugin's hooks. The first seen go first when it is full.
+  const validDocuments = new Map<string, DocumentNode>();
+
+  /** The document of a query not seen before, kept if it parses and validates. */
+  const learnDocument = (
+    enveloped: ReturnType<typeof yoga.getEnveloped>,
+    query: string,
+  ): DocumentNode | undefined => {
+    let document: DocumentNode;
+    try {
+      document = enveloped.parse(query);
+      if (enveloped.validate(enveloped.schema, document).length > 0) return undefined;
+    } catch {
+      return undefined;
+    }
+    if (query.length > MAX_KEPT_QUERY) return document;
+    if (validDocuments.size >= VALID_DOCUMENTS)
+      validDocuments.delete(validDocuments.keys().next().value as string);
+    validDocuments.set(query, document);
+    return document;
+  };
+
   const viaYoga: GraphQLHandler = async (request, reply) =>
     send(reply, await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply }));
 
@@ -209,16 +274,11 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
       request: { method: "POST" },
       params: operation,
     } as never);
-    let document: DocumentNode;
-    try {
-      document = enveloped.parse(operation.query);
-      if (enveloped.validate(enveloped.schema, document).length > 0) return viaYoga(request, reply);
-      // A subscription streams (or is refused for want of a streaming media type): yoga's HTTP layer.
-      if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
-    } catch {
-      // Not GraphQL, or over a limit: yoga's HTTP layer answers with the error and its status.
-      return viaYoga(request, reply);
-    }
+    const document = validDocuments.get(operation.query) ?? learnDocument(enveloped, operation.query);
+    // Not GraphQL, invalid, or over a limit: yoga's HTTP layer answers with the error and its status.
+    if (!document) return viaYoga(request, reply);
+    // A subscription streams (or is refused for want of a streaming media type): yoga's HTTP layer.
+    if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
     const contextValue = await enveloped.contextFactory();
     const result = (await enveloped.execute({
       schema: enveloped.schema,

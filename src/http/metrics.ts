@@ -7,12 +7,14 @@ import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { DevicesOnline } from "./devices-online.ts";
+import { RequestMetrics } from "./request-metrics.ts";
 import { statementsOf } from "./unit-of-work.ts";
 
 // The families and their labels are listed in the README's "Operations" section; a test scrapes
 // each of them.
 
-// A route that matched none: one label value, whatever the URL was, so no URL reaches a label.
+// A route that matched none: one label value, whatever the URL was, so no URL reaches a label; a
+// route is counted under its template, never its URL.
 const UNMATCHED = "unmatched";
 
 // Process metrics (CPU, memory, event loop, GC, handles) describe the process, not one server: one
@@ -44,18 +46,9 @@ export interface MetricsSinks {
   readonly logins: ThrottleEvents;
 }
 
-/** What an HTTP request is counted under: its route template, never its URL. */
-interface RouteLabels {
-  readonly method: string;
-  readonly route: string;
-}
-
-function routeLabels(request: FastifyRequest): RouteLabels {
-  return { method: request.method, route: request.routeOptions.url ?? UNMATCHED };
-}
-
 /**
- * `GET /metrics` in the Prometheus text format (prom-client), on the API's own host and port:
+ * `GET /metrics` in the Prometheus text format (prom-client, and ./request-metrics.ts for the request
+ * families), on the API's own host and port:
  * HTTP requests, SQL statements per request, the database pool, the proxy, devices online, logins
  * and the process.
  */
@@ -63,33 +56,17 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
   const registry = new Registry();
   const registers = [registry];
 
-  const requests = new Counter({
-    name: "fleetgate_http_requests_total",
-    help: "HTTP requests answered, by method, route template and status",
-    labelNames: ["method", "route", "status"],
-    registers,
-  });
-  const duration = new Histogram({
-    name: "fleetgate_http_request_duration_seconds",
-    help: "Time from a request's arrival to its answer, by method, route template and status",
-    labelNames: ["method", "route", "status"],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
-  const statements = new Histogram({
-    name: "fleetgate_http_request_sql_statements",
-    help: "SQL statements a request's handler ran (x-sql-statements), by method and route template",
-    labelNames: ["method", "route"],
-    buckets: [0, 1, 2, 3, 5, 10, 25, 100],
-    registers,
-  });
+  // The request families: counted by hand, on every request (./request-metrics.ts).
+  const requests = new RequestMetrics();
   // A callback hook, not an async one, on every request: no promise.
   app.addHook("onResponse", (request, reply, done) => {
-    const labels = routeLabels(request);
-    const answered = { ...labels, status: reply.statusCode };
-    requests.inc(answered);
-    duration.observe(answered, reply.elapsedTime / 1000);
-    statements.observe(labels, statementsOf(request));
+    requests.observe(
+      request.method,
+      request.routeOptions.url ?? UNMATCHED,
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+      statementsOf(request),
+    );
     done();
   });
 
@@ -135,7 +112,7 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
       reply.header("www-authenticate", 'Bearer realm="metrics"');
       throw new Unauthorized();
     }
-    const text = (await registry.metrics()) + (await processMetrics().metrics());
+    const text = `${requests.text()}\n${await registry.metrics()}${await processMetrics().metrics()}`;
     return reply.type(registry.contentType).send(text);
   });
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
 import { redactUrl } from "../redact.ts";
 import { statementsOf } from "./unit-of-work.ts";
 
@@ -15,25 +16,29 @@ export function noteActor(request: FastifyRequest, actor: number): void {
  * credential); the count is also sent as the `x-sql-statements` response header, for clients, tests
  * and benchmarks (counted by the unit of work, ./unit-of-work.ts).
  */
-export function useRequestLog(app: FastifyInstance): void {
+export function useRequestLog(app: FastifyInstance, logger: Logger): void {
   // Callback hooks, not async ones, on every request: no promise per hook.
   app.addHook("onSend", (request, reply, payload, done) => {
     reply.header("x-sql-statements", statementsOf(request));
     done(null, payload);
   });
   app.addHook("onResponse", (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        // `?apikey=` carries a credential: the query's credentials never reach the log.
-        url: redactUrl(request.url),
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-        statements: statementsOf(request),
-        actor: actors.get(request),
-      },
-      "request",
-    );
+    // Built only when it is written. Written by the server's logger with the request's id, the
+    // same line a request's child logger would write, so no child is made for it (logger.ts).
+    if (logger.isLevelEnabled("info"))
+      logger.info(
+        {
+          reqId: request.id,
+          method: request.method,
+          // `?apikey=` carries a credential: the query's credentials never reach the log.
+          url: redactUrl(request.url),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 100) / 100,
+          statements: statementsOf(request),
+          actor: actors.get(request),
+        },
+        "request",
+      );
     done();
   });
 }

@@ -20,8 +20,9 @@ export function useUnitOfWork(app: FastifyInstance): void {
     route.handler = function unitOfWork(request, reply) {
       const unit = newUnitOfWork(request.id);
       units.set(request, unit);
-      // A response's 'close' comes after it was sent, or when its connection closed before.
-      reply.raw.once("close", () => {
+      // A response's 'close' comes after it was sent, or when its connection closed before. It
+      // comes once: `on`, not `once`, so no wrapper is made per request.
+      reply.raw.on("close", () => {
         if (!reply.raw.writableFinished) abandon(unit);
       });
       return withUnitOfWork(unit, () => handler.call(this, request, reply));

@@ -34,9 +34,30 @@ export const hiddenColumns: Record<string, readonly string[]> = {
   device_type: ["catalogue"],
   // Operators match an audit row with the request's log line by it.
   supervisor_command: ["request_id"],
-  // The client's retry token and the request it stands for, and how the worker rewrites an
-  // app-scoped path (src/proxy/jobs/).
-  command_job: ["idempotency_key", "request_fingerprint", "app_scoped"],
+  // The client's retry token and the request it stands for, how the worker rewrites an app-scoped
+  // path, and a large job's devices until its results are written (src/proxy/jobs/).
+  command_job: ["idempotency_key", "request_fingerprint", "app_scoped", "target_devices"],
+  // A worker's claim on the row, or a retry's backoff (src/proxy/jobs/).
+  command_result: ["claimable_at"],
+};
+
+/**
+ * Fields a write may name that are no column: the resource's rules turn each into columns before the
+ * write (src/core/write/rules/). Never read; a request naming one in a query is told it is unknown.
+ */
+export const writeOnlyFields: Record<string, Record<string, { readonly type: ScalarType }>> = {
+  // balena-sdk 19's organization.membership.create names the member by username.
+  organization_membership: { username: { type: "Text" } },
+};
+
+/**
+ * Fields of a row that only some of the callers who may read the row read: the others read them as
+ * null (in $select, $filter and $orderby alike). Which rows a caller reads them on is the caller's
+ * `Permissions.ownRows` (src/auth/policies.ts). A user reads the id and username of the members of
+ * their organizations, as in balena; everything else of a user row is that user's (and an admin's).
+ */
+export const ownerOnlyFields: Record<string, readonly string[]> = {
+  user: ["created_at", "actor", "email", "is_admin"],
 };
 
 export interface ComputedField {
@@ -117,6 +138,8 @@ const deviceFields = [
 const reportedDeviceFields = [
   "status",
   "is_online",
+  // A PATCH that sets is_online stamps it with the time of the write, as balena does.
+  "last_connectivity_event",
   "ip_address",
   "mac_address",
   "public_address",
@@ -159,7 +182,13 @@ const keyValue = (owner: string, key: string): Writability => ({
 });
 
 export const writableFields: Record<string, Writability> = {
-  application: { create: fleetFields, update: fleetFields, required: ["app_name"], deletable: true },
+  application: {
+    // balena-sdk 23 sends a uuid of the client's choosing (application.create({uuid})).
+    create: [...fleetFields, "uuid"],
+    update: fleetFields,
+    required: ["app_name"],
+    deletable: true,
+  },
   device: {
     create: [...deviceFields, ...reportedDeviceFields, "uuid", "is_of__device_type"],
     update: [...deviceFields, ...reportedDeviceFields],
@@ -221,10 +250,11 @@ export const writableFields: Record<string, Writability> = {
     deletable: true,
   },
   organization_membership: {
-    // balena-sdk writes the link; `role` ("owner" or "member") is the same fact as text.
-    create: ["user", "is_member_of__organization", "organization_membership_role", "role"],
+    // balena-sdk writes the link; `role` ("owner" or "member") is the same fact as text. The member
+    // is `user` (an id) or `username` (src/core/write/rules/membership.ts requires one of them).
+    create: ["user", "username", "is_member_of__organization", "organization_membership_role", "role"],
     update: ["organization_membership_role", "role"],
-    required: ["user", "is_member_of__organization"],
+    required: ["is_member_of__organization"],
     deletable: true,
   },
   // Keys are made by the /api-key endpoints (which show the secret once); here they are renamed or revoked.

@@ -5,9 +5,11 @@ import {
   internalLinks,
   internalTables,
   linkTableNavigations,
+  ownerOnlyFields,
   resourceAliases,
   reverseNavigations,
   writableFields,
+  writeOnlyFields,
 } from "./annotations.ts";
 import type { Field, Model, Navigation, Resource, ScalarType } from "./types.ts";
 
@@ -102,6 +104,7 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         computed: false,
         selectedByDefault: true,
         ...(link ? { link } : {}),
+        ...(ownerOnlyFields[table]?.includes(field.name) ? { ownerOnly: true } : {}),
       });
       // A link to an internal table reads as `{"__id"}` but leads nowhere: no navigation.
       if (!link || internal) continue;
@@ -126,6 +129,17 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
     for (const [name, computed] of Object.entries(computedFields[table] ?? {})) {
       fields.set(name, { name, ...computed, hasDefault: false, computed: true });
     }
+    // Written, never read: kept with the hidden columns, which only writes (and system reads) see.
+    for (const [name, { type }] of Object.entries(writeOnlyFields[table] ?? {})) {
+      hiddenOf.get(table)?.set(name, {
+        name,
+        type,
+        nullable: false,
+        hasDefault: false,
+        computed: true,
+        selectedByDefault: false,
+      });
+    }
   }
 
   for (const [table, navigations] of Object.entries(linkTableNavigations)) {
@@ -141,6 +155,13 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
           throw new Error(`model: navigation ${table}.${name} joins on unknown ${owner}.${column}`);
       }
       addNavigation(table, { name, target, cardinality: "many", localColumn, remoteColumn, through });
+    }
+  }
+
+  for (const [table, names] of Object.entries(ownerOnlyFields)) {
+    for (const name of names) {
+      if (!fieldsOf.get(table)?.has(name))
+        throw new Error(`model: owner-only field ${table}.${name} does not exist`);
     }
   }
 

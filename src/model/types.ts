@@ -15,6 +15,11 @@ export interface Field {
   readonly computed: boolean;
   /** Computed fields appear only when named in `$select`. */
   readonly selectedByDefault: boolean;
+  /**
+   * Read only on the rows the caller owns (`Permissions.ownRows`); null on the other rows they may
+   * read (annotations.ts `ownerOnlyFields`).
+   */
+  readonly ownerOnly?: boolean;
 }
 
 export interface Navigation {

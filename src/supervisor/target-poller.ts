@@ -2,7 +2,8 @@ import type { Device } from "./device.ts";
 import { isAbort, sleep } from "./timings.ts";
 
 // Learns the device's target release: on a timer, and at once on /v1/update. Where the
-// target comes from (the cloud, or a local file when unmanaged) is the source's business.
+// target comes from (the cloud, or a local file when unmanaged) is the source's business: the cloud's
+// is a conditional GET (cloud/cloud-client.ts), whose 304 answers the target it last read.
 
 /** The commit the device should run; null when its fleet has no release. */
 export type TargetSource = () => Promise<string | null>;

@@ -269,15 +269,11 @@ describe.each(databaseKinds)("hidden rows answer as absent ones, on %s", (kind) 
       `/v6/release?$select=id&$filter=belongs_to__application eq ${world.fleets.c1}`,
     );
     expect(c1Releases).toEqual([id("release", (r) => r.commit === "commit-c1")]);
-    for (const resource of [
-      "device",
-      "device_tag",
-      "application_environment_variable",
-      "billing_event",
-      "user",
-      "api_key",
-    ])
+    for (const resource of ["device", "device_tag", "application_environment_variable", "billing_event"])
       expect(await ids(`/v6/${resource}?$select=id`), resource).toEqual([]);
+    // Issue 30: as balena's guest, no permission at all on users and keys: 401, whoever exists.
+    for (const resource of ["user", "api_key"])
+      expect((await send("none", "GET", `/v6/${resource}?$select=id`)).status, resource).toBe(401);
     expect((await send("none", "GET", "/v6/$metadata")).status).toBe(200);
 
     const before = await snapshot();

@@ -285,6 +285,11 @@ describe.each(databaseKinds)("the permission matrix on %s", (kind) => {
       const o = oracle(actor, state);
       for (const resource of resourceNames) {
         const reply = await call(actor, "GET", `/v6/${resource}/$count`);
+        // Issue 30: without a credential, users and keys are refused, not counted.
+        if (o.refuses(tableOf(resource))) {
+          expect(reply.status, reply.raw).toBe(401);
+          continue;
+        }
         expect(reply.status, reply.raw).toBe(200);
         expect((reply.body as { d: number }).d, resource).toBe(
           state[tableOf(resource)].filter((r) => o.readable(resource, r)).length,

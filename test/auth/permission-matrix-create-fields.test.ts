@@ -118,6 +118,13 @@ describe.each(databaseKinds)("the permission matrix on %s", (kind) => {
     if (actor === "none") return 401;
     const table = tableOf(resource);
     if (table === "api_key") return 400;
+    if (table === "organization_membership") {
+      // Issue 30: the organization's administrator adds a member they may not see yet (balena-sdk's
+      // membership.create by username); whoever else asks is refused (401) before the member is
+      // looked up, whether the organization is hidden or not.
+      if (!o.writable(table, { id: -1, ...body })) return 401;
+      return o.row("user", body.user) ? 201 : 400;
+    }
     for (const [field, target] of Object.entries(linkFields[table] ?? {})) {
       const row = o.row(target, body[field]);
       // Issue 19: a fleet or device the caller cannot see is refused as balena refuses it, as a

@@ -1,7 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
 import type { World } from "../support/matrix-build.ts";
-import { actualShape, expandQuery, expansions, expectedShape } from "../support/matrix-expansions.ts";
+import {
+  actualShape,
+  type Expansion,
+  expandQuery,
+  expansions,
+  expectedShape,
+} from "../support/matrix-expansions.ts";
 import {
   type ActorName,
   countRows,
@@ -55,6 +61,9 @@ describe.each(databaseKinds)("the permission matrix on %s", (kind) => {
   });
 
   /** The world's rows of a table, plus the first and last of the demo data, and an id that does not exist. */
+  const expansionTables = (list: readonly Expansion[]): Table[] =>
+    list.flatMap((e) => [e.table, ...expansionTables(e.nested ?? [])]);
+
   function probes(table: Table): number[] {
     const rows = built[table];
     const ours = rows.filter((r) => r.id > world.baseline[table]).map((r) => r.id);
@@ -240,6 +249,25 @@ describe.each(databaseKinds)("the permission matrix on %s", (kind) => {
       const o = oracle(actor, built);
       const visible = (row: Row) => o.readable(resource, row);
       const before = await countRows(prisma(), table);
+      // Issue 30: a read that touches a table the caller may not read at all (users and API keys,
+      // without a credential) is refused whole, 401, as balena refuses its guest.
+      const list = expansions[resource];
+      const touched =
+        action === "expand into the other org" ? [table, ...expansionTables(list ?? [])] : [table];
+      if (touched.some((t) => o.refuses(t))) {
+        const byAction: Partial<Record<typeof action, string[]>> = {
+          "collection read": [`/v6/${resource}?$select=id`, `/v6/${resource}/$count`],
+          "key read": probes(table).map((id) => `/v6/${resource}(${id})?$select=id`),
+          "filter into the other org": filters[resource].map((spec) => filterUrl(resource, spec)),
+          "expand into the other org": [
+            `/v6/${resource}?$select=id${list ? `&$expand=${expandQuery(list)}` : ""}`,
+          ],
+        };
+        const urls = byAction[action];
+        for (const url of urls ?? []) expect((await call(actor, "GET", url)).status, url).toBe(401);
+        expect(urls?.length).toBeGreaterThan(0);
+        return;
+      }
       switch (action) {
         case "collection read": {
           const got = await readIds(actor, `/v6/${resource}?$select=id`);

@@ -134,12 +134,14 @@ describe.each(databaseKinds)("application.is_directly_accessible_by__user on %s"
     });
 
     it("applies the caller's predicates to the users and the memberships it goes through", async () => {
-      // A user reads only their own user row: Alice sees herself among her fleet's users, not Bob.
+      // Issue 30: the members of an organization read each other's user rows (id and username), so
+      // Alice sees every member of her fleet's organization; a user of no shared organization is no
+      // user of hers (below: Carol sees nobody on Bob's public fleet).
       const [seen] = await rows(
-        `/v6/application(${fleets.alice})?$select=id&$expand=is_directly_accessible_by__user($select=username)`,
+        `/v6/application(${fleets.alice})?$select=id&$expand=is_directly_accessible_by__user($select=username;$orderby=username asc)`,
         alice.token,
       );
-      expect(seen?.is_directly_accessible_by__user).toEqual([{ username: "alice" }]);
+      expect(seen?.is_directly_accessible_by__user).toEqual([{ username: "alice" }, { username: "bob" }]);
       // Carol reads Bob's public fleet, but not who has access to it.
       const [publicFleet] = await rows(
         `/v6/application(${fleets.bob})?$select=id&$expand=is_directly_accessible_by__user/$count`,

@@ -38,7 +38,12 @@ describe.each(databaseKinds)("balena-sdk's model fields on %s", (kind) => {
     it("is the provisioning progress while configuring, the download progress while updating", async () => {
       const device = async (report: Row) =>
         (await world.device(fleet, { uuid: uuid(), ...report }, alice.token)).uuid;
-      const provisioning = await device({ provisioning_progress: 40, provisioning_state: "Booting" });
+      // Online: a device that never connected reads inactive, as in balena, and shows no progress.
+      const provisioning = await device({
+        is_online: true,
+        provisioning_progress: 40,
+        provisioning_state: "Booting",
+      });
       const updating = await device({ is_online: true, download_progress: 70, status: "Downloading" });
       const idle = await device({ is_online: true });
       expect(await sdk.models.device.getProgress(provisioning)).toBe(40);

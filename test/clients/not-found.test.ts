@@ -6,7 +6,7 @@ import { type ClientsWorld, clientsWorld, type Device, type User } from "./fixtu
 
 // Issue 19: a body that names a fleet or device the caller cannot see is answered as balena answers
 // it, so that balena-sdk (19.7.3, the /v6/ one, driven here for real) reports "Application not
-// found" / "Device not found":
+// found" / "Device not found" (issue 30: and "Release not found" for a release tag, which was a 400):
 // - an OData write whose body names one (`tags.set`, `envVar.set`: pinejs-client's upsert POST)
 //   is refused as pinejs refuses a write it may not make, 401; the SDK then looks the parent up
 //   (util/dependent-resource.ts) and finds nothing;
@@ -24,6 +24,7 @@ describe.each(databaseKinds)("what balena-sdk reports as not found on %s", (kind
   let sdk: BalenaSDK;
   let fleet: number;
   let device: Device;
+  let release: number;
 
   beforeAll(async () => {
     world = await clientsWorld(kind);
@@ -31,6 +32,7 @@ describe.each(databaseKinds)("what balena-sdk reports as not found on %s", (kind
     stranger = await world.user("stranger");
     fleet = await world.fleet("private-fleet", "raspberrypi4-64", owner.token);
     device = await world.device(fleet, {}, owner.token);
+    release = await world.release(fleet, { commit: "f00dfeed", status: "success" }, owner.token);
     ({ sdk } = loggedSdk(world.server.url));
     await sdk.auth.loginWithToken(stranger.token);
   });
@@ -55,6 +57,7 @@ describe.each(databaseKinds)("what balena-sdk reports as not found on %s", (kind
       "BalenaApplicationNotFound",
       (id: number) => sdk.models.application.envVar.set(id, "V", "v"),
     ],
+    ["release.tags.set", "BalenaReleaseNotFound", (id: number) => sdk.models.release.tags.set(id, "k", "v")],
     [
       "application.generateProvisioningKey",
       "BalenaApplicationNotFound",
@@ -66,7 +69,8 @@ describe.each(databaseKinds)("what balena-sdk reports as not found on %s", (kind
       (id: number) => sdk.models.device.generateDeviceKey(id),
     ],
   ] as const)("%s on a hidden or absent row: %s", async (_what, code, call) => {
-    const hidden = code === "BalenaDeviceNotFound" ? device.id : fleet;
+    const hidden =
+      code === "BalenaDeviceNotFound" ? device.id : code === "BalenaReleaseNotFound" ? release : fleet;
     expect(await codeOf(call(hidden))).toBe(code);
     expect(await codeOf(call(ABSENT))).toBe(code);
   });
@@ -75,6 +79,7 @@ describe.each(databaseKinds)("what balena-sdk reports as not found on %s", (kind
     const probes: [string, string, (id: number) => unknown, number, number][] = [
       ["POST", "/v6/device_tag", (id) => ({ value: "v", device: id, tag_key: "k" }), device.id, 401],
       ["POST", "/v6/application_tag", (id) => ({ value: "v", application: id, tag_key: "k" }), fleet, 401],
+      ["POST", "/v6/release_tag", (id) => ({ value: "v", release: id, tag_key: "k" }), release, 401],
       [
         "POST",
         "/v6/release",
@@ -113,6 +118,7 @@ describe.each(databaseKinds)("what balena-sdk reports as not found on %s", (kind
     expect(provisioning.body).toBe("No application found to associate with the api key");
     expect((await world.send("GET", "/v6/device_tag/$count")).body).toEqual({ d: 0 });
     expect((await world.send("GET", "/v6/application_tag/$count")).body).toEqual({ d: 0 });
+    expect((await world.send("GET", "/v6/release_tag/$count")).body).toEqual({ d: 0 });
   });
 
   it("registering into a fleet the user cannot see is a 401, as for a fleet they may only read", async () => {

@@ -273,6 +273,12 @@ const relations: Record<ResourceName, readonly Relation[]> = {
   api_key: [],
 };
 
+const relationTables = (list: readonly Relation[]): Table[] =>
+  list.flatMap((r) => [r.table, ...relationTables(r.nested ?? [])]);
+
+/** A query the caller may not make at all, answered as the test expects: nothing more to check. */
+class Refused extends Error {}
+
 const selectionOf = (list: readonly Relation[]): string =>
   list
     // Pages of 100 (more than any fixture holds) keep nested lists well under GRAPHQL_MAX_COST.
@@ -349,7 +355,7 @@ describe.each(databaseKinds)("the GraphQL permission matrix on %s", (kind) => {
   }
 
   /** The data of a query that must succeed. */
-  async function data<T = Json>(actor: ActorName, query: string, variables?: Json): Promise<T> {
+  async function answer<T = Json>(actor: ActorName, query: string, variables?: Json): Promise<T> {
     const reply = await gql<T>(actor, query, variables);
     expect(reply.errors, `${actor}: ${query} ${JSON.stringify(reply.errors)}`).toBeUndefined();
     return reply.data as T;
@@ -380,6 +386,40 @@ describe.each(databaseKinds)("the GraphQL permission matrix on %s", (kind) => {
     const o = oracle(actor);
     const visible = built[table].filter((row) => o.readable(resource, row));
     const { one, many } = fields[resource];
+    // Issue 30: a query that reads a table the caller may not read at all (users and API keys,
+    // without a credential) is refused whole, as balena refuses its guest.
+    const touched =
+      action === "relations into the other org" ? [table, ...relationTables(relations[resource])] : [table];
+    const refused = touched.some((t) => o.refuses(t));
+    const data = async <T = Json>(who: ActorName, query: string, variables?: Json): Promise<T> => {
+      if (!refused) return answer<T>(who, query, variables);
+      const reply = await gql(who, query, variables);
+      expect(reply.errors?.length, JSON.stringify(reply)).toBeGreaterThan(0);
+      for (const error of reply.errors ?? []) expect(error.extensions?.code).toBe("UNAUTHENTICATED");
+      throw new Refused();
+    };
+    try {
+      await readCell(data, { resource, action, actor, table, o, visible, one, many });
+    } catch (error) {
+      if (!(error instanceof Refused)) throw error;
+    }
+  });
+
+  type Answer = <T = Json>(who: ActorName, query: string, variables?: Json) => Promise<T>;
+  async function readCell(
+    data: Answer,
+    cellOf: {
+      resource: ResourceName;
+      action: Action;
+      actor: ActorName;
+      table: Table;
+      o: Oracle;
+      visible: Row[];
+      one: string;
+      many: string;
+    },
+  ): Promise<void> {
+    const { resource, action, actor, table, o, visible, one, many } = cellOf;
     switch (action) {
       case "list": {
         const query = `{ ${many} { id } }`;
@@ -424,7 +464,7 @@ describe.each(databaseKinds)("the GraphQL permission matrix on %s", (kind) => {
         return;
       }
     }
-  });
+  }
 
   it("the matrix is not vacuous: each caller but the admin misses rows, and relations cross into rows they miss", () => {
     for (const actor of ["alice", "bob", "outsider", "device", "fleet", "none"] as const) {
@@ -456,7 +496,7 @@ describe.each(databaseKinds)("the GraphQL permission matrix on %s", (kind) => {
 
   it("a relation to a row the caller cannot see is null, its id still shown", async () => {
     // alice sees fleet b2 (public) but not organization B
-    const got = await data(
+    const got = await answer(
       "alice",
       `{ application(id: ${world.fleets.b2}) { organizationId organization { id } } organization(id: ${world.orgs.b}) { id } }`,
     );
@@ -491,7 +531,7 @@ describe.each(databaseKinds)("the GraphQL permission matrix on %s", (kind) => {
 
   it("no credential reads the public rows; it cannot write or command devices; an invalid one reads nothing", async () => {
     const o = oracle("none");
-    const got = await data<{ applications: Json[]; devicesCount: number; releases: Json[] }>(
+    const got = await answer<{ applications: Json[]; devicesCount: number; releases: Json[] }>(
       "none",
       "{ applications { id } devicesCount releases { id } }",
     );

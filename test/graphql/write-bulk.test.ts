@@ -326,7 +326,7 @@ describe.each(databaseKinds)("GraphQL bulk writes on %s", (kind) => {
       const cases: [unknown, RegExp][] = [
         [{ shouldBeRunningReleaseId: release.id, note: "pinned" }, /should_be_running__release/],
         [{ belongsToApplicationId: app.id, note: "moved" }, /architecture/],
-        [{ isActive: false }, /online/],
+        [{ isActive: false }, /must be offline/],
       ];
       for (const [patch, message] of cases) {
         await fails(

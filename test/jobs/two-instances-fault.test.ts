@@ -3,21 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { KeyBox } from "../../src/auth/key-box.ts";
 import { hashPassword } from "../../src/auth/passwords.ts";
-import { BATCH_QUEUE } from "../../src/proxy/jobs/queue.ts";
+import { JOB_QUEUE } from "../../src/proxy/jobs/queue.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 import { type RunningServer, startServer } from "../support/processes.ts";
 
 // Issue 23's fault test: two `fleetgate serve` processes on one PostgreSQL share a job over 2,000
 // simulated devices (one loopback server answers for all of them, each call after DEVICE_MS); one
-// instance is killed with SIGKILL in the middle. Its batches' heartbeat stops, the other instance
-// takes them over, and every device ends with exactly one recorded result, though some were called
-// twice (once by the dead instance, once by the survivor) when it was killed between the call and
-// the record.
+// instance is killed with SIGKILL in the middle. Its lanes' heartbeat stops and its claims' leases
+// end; the other instance takes both over, and every device ends with exactly one recorded result,
+// though some were called twice (once by the dead instance, once by the survivor) when it was
+// killed between the call and the record.
 
 const DEVICES = 2_000;
 const DEVICE_MS = 1_000;
-const BATCH = 25;
-const INSTANCE_BATCHES = 2;
+const LANE = 25;
+const INSTANCE_LANES = 2;
 const SECRET = "fault-test-supervisor-key-secret-0123456789";
 const ADMIN_ID = 1_000_000;
 
@@ -64,10 +64,10 @@ describe.skipIf(!databaseKinds.includes("postgres"))("a job shared by two instan
       ADMIN_PASSWORD: "fault-test-admin",
       LOG_LEVEL: "info",
       PROXY_TIMEOUT_MS: "5000",
-      COMMAND_JOB_BATCH_SIZE: String(BATCH),
-      // Devices at once: 4 batches of a job over both instances, 2 batches per instance.
-      COMMAND_JOB_CONCURRENCY: String(4 * BATCH),
-      COMMAND_JOB_INSTANCE_CONCURRENCY: String(INSTANCE_BATCHES * BATCH),
+      COMMAND_JOB_BATCH_SIZE: String(LANE),
+      // Devices at once: 4 lanes of a job over both instances, 2 lanes per instance.
+      COMMAND_JOB_CONCURRENCY: String(4 * LANE),
+      COMMAND_JOB_INSTANCE_CONCURRENCY: String(INSTANCE_LANES * LANE),
       COMMAND_JOB_HEARTBEAT: "10",
       COMMAND_JOB_SUPERVISE_INTERVAL: "1",
       COMMAND_JOB_POLL_INTERVAL: "0.5",
@@ -150,17 +150,17 @@ describe.skipIf(!databaseKinds.includes("postgres"))("a job shared by two instan
       if (Date.now() > joinBy) throw new Error(`the second instance did not join:\n${second.stdout()}`);
       await sleep(100);
     }
-    // Killed mid-job while it holds a batch: an instance runs at most INSTANCE_BATCHES batches at
-    // once, so with more active than that, the first instance holds at least one.
-    const activeBatches = async () => {
+    // Killed mid-job while it holds a lane: an instance runs at most INSTANCE_LANES lanes at once,
+    // so with more active than that, the first instance holds at least one.
+    const activeLanes = async () => {
       const [row] = await db.query<{ active: number }>({
         text: `SELECT count(*)::int4 AS active FROM pgboss.job WHERE name = $1 AND state = 'active'`,
-        values: [BATCH_QUEUE],
+        values: [JOB_QUEUE],
       });
       return row?.active ?? 0;
     };
     const midwayBy = Date.now() + 90_000;
-    while ((await state()).done_count < DEVICES / 5 || (await activeBatches()) <= INSTANCE_BATCHES) {
+    while ((await state()).done_count < DEVICES / 5 || (await activeLanes()) <= INSTANCE_LANES) {
       if (Date.now() > midwayBy)
         throw new Error(`the job did not progress: ${JSON.stringify(await state())}`);
       await sleep(20);
@@ -193,7 +193,7 @@ describe.skipIf(!databaseKinds.includes("postgres"))("a job shared by two instan
       values: [job.id],
     });
     expect(results).toMatchObject({ rows: DEVICES, devices: DEVICES, finished: DEVICES, ok: DEVICES });
-    // The killed instance's batches were taken over: their devices were claimed (and called) again,
+    // The killed instance's claims were taken over: their devices were claimed (and called) again,
     // and each still has its one result.
     expect(results?.retaken).toBeGreaterThan(0);
     // Every device was called; one the dead instance had already called is called again (at least

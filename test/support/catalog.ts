@@ -13,10 +13,11 @@ export async function actualSchema(db: Executor): Promise<ExpectedSchema> {
     values: [],
   });
   const indexes = await db.query<{ line: string; is_unique: boolean }>({
+    // A key column by its name; a key that is an expression (attnum 0) as PostgreSQL prints it.
     text: `SELECT t.relname || '(' || (
-                    SELECT string_agg(a.attname, ',' ORDER BY k.ord)
+                    SELECT string_agg(coalesce(a.attname::text, pg_get_indexdef(i.indexrelid, k.ord::int, true)), ',' ORDER BY k.ord)
                       FROM unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
-                      JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum) || ')' AS line,
+                      LEFT JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum) || ')' AS line,
                   i.indisunique AS is_unique
              FROM pg_index i
              JOIN pg_class t ON t.oid = i.indrelid

@@ -161,9 +161,10 @@ export interface World {
   readonly memberships: readonly Row[];
 }
 
-export function filterWorld({ hidden }: { hidden: boolean }): World {
-  const aIds = Array.from({ length: 36 }, (_, i) => 2 * i + 1);
-  const bIds = hidden ? Array.from({ length: 24 }, (_, i) => 2 * i + 2) : [];
+/** `scale` multiplies the devices (and their tags) of both organizations: 2.4 makes 144 devices. */
+export function filterWorld({ hidden, scale = 1 }: { hidden: boolean; scale?: number }): World {
+  const aIds = Array.from({ length: Math.round(36 * scale) }, (_, i) => 2 * i + 1);
+  const bIds = hidden ? Array.from({ length: Math.round(24 * scale) }, (_, i) => 2 * i + 2) : [];
   const users: Row[] = [
     { id: 1, actor: 1, username: "alice" },
     { id: 2, actor: 2, username: "bob" },

@@ -110,6 +110,8 @@ export class Oracle {
   private readonly byId: Record<Table, Map<number, Row>>;
   private readonly memberOrgs = new Set<number>();
   private readonly ownedOrgs = new Set<number>();
+  /** The users who share an organization with the caller (the caller among them). */
+  private readonly coMembers = new Set<number>();
 
   constructor(
     readonly state: State,
@@ -125,7 +127,18 @@ export class Oracle {
         // organization_membership_role 1 is administrator (balena's name for an owner).
         if (m.organization_membership_role === 1) this.ownedOrgs.add(m.is_member_of__organization as number);
       }
+      for (const m of state.organization_membership) {
+        if (this.memberOrgs.has(m.is_member_of__organization as number)) this.coMembers.add(m.user as number);
+      }
     }
+  }
+
+  /**
+   * Issue 30: balena's guest has no permission at all on users and API keys, so a read that touches
+   * one of them (at the root, in an expansion, a path or a relation) is refused (401), not empty.
+   */
+  refuses(resource: ResourceName | Table): boolean {
+    return this.who.kind === "none" && (resource === "user" || resource === "api_key");
   }
 
   row(table: Table, id: unknown): Row | undefined {
@@ -213,7 +226,8 @@ export class Oracle {
           case "application_tag":
             return this.memberFleet(row.application);
           case "user":
-            return row.id === who.userId;
+            // Issue 30: the members of an organization see each other (their id and username).
+            return row.id === who.userId || this.coMembers.has(row.id);
           case "organization":
             return this.memberOrgs.has(row.id);
           case "organization_membership":

@@ -32,7 +32,11 @@ export function cmp(op: Op, left: Scalar, right: Scalar): boolean {
   }
 }
 
-/** overall_status as the README's table says: the first rule that matches, in this order. */
+/**
+ * overall_status as the README's table says (balena's rule): the first rule that matches, in this
+ * order. A row inserted without `api_heartbeat_state` or `provisioning_state` has the columns'
+ * defaults, "unknown" and null.
+ */
 export function overallStatus(d: {
   is_active: boolean;
   is_online: boolean;
@@ -40,13 +44,16 @@ export function overallStatus(d: {
   provisioning_progress: number | null;
   download_progress: number | null;
   status: string | null;
+  api_heartbeat_state?: string;
+  provisioning_state?: string | null;
 }): string {
+  const heartbeat = d.api_heartbeat_state ?? "unknown";
   if (!d.is_active) return "inactive";
-  if (!d.is_online && d.last_connectivity_event === null) return "configuring";
+  if (d.provisioning_state === "Post-Provisioning") return "post-provisioning";
+  if (!d.is_online && d.last_connectivity_event === null && heartbeat === "unknown") return "inactive";
+  if (!d.is_online && (heartbeat === "offline" || heartbeat === "unknown")) return "offline";
+  if (d.download_progress !== null && d.status === "Downloading") return "updating";
   if (d.provisioning_progress !== null) return "configuring";
-  if (!d.is_online) return "offline";
-  if (d.download_progress !== null || d.status === "Downloading" || d.status === "Installing")
-    return "updating";
   return "idle";
 }
 

@@ -1,8 +1,8 @@
 import type { Statement } from "../../db/database.ts";
-import { ident, sql, toStatement } from "../../db/sql.ts";
+import { type Fragment, ident, sql, toStatement } from "../../db/sql.ts";
 import type { WriteTargetPlan } from "../plan.ts";
-import type { ReadPlan } from "../plan-types.ts";
-import { guardedWhere } from "./expr.ts";
+import type { Planned, ReadPlan, TableRef } from "../plan-types.ts";
+import { guardedWhere, noJoins, withPathJoins } from "./expr.ts";
 import { countOf, rowsJson } from "./select.ts";
 
 /**
@@ -11,10 +11,8 @@ import { countOf, rowsJson } from "./select.ts";
  */
 export function compileRead(plan: ReadPlan): Statement {
   if (plan.kind === "count") {
-    const where = guardedWhere(plan.table.permission, plan.where);
-    return toStatement(
-      sql`SELECT count(*)::int AS count FROM ${ident(plan.table.resource.table)} ${ident(plan.table.alias)} WHERE ${where}`,
-    );
+    const rows = rowsOf(plan.table, plan.where);
+    return toStatement(sql`SELECT count(*)::int AS count FROM ${rows.from} WHERE ${rows.where}`);
   }
   const body = sql`(${rowsJson(plan.select, plan.format, undefined, "array")})::text AS body`;
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
@@ -24,8 +22,16 @@ export function compileRead(plan: ReadPlan): Statement {
 /** The rows a write targets, locked for the transaction, each with whether the caller may write it. */
 export function compileWriteTargets(plan: WriteTargetPlan): Statement {
   const alias = ident(plan.table.alias);
-  const where = guardedWhere(plan.table.permission, plan.where);
+  const rows = rowsOf(plan.table, plan.where);
+  // Only the target rows are locked: the rows a path in the filter joins are only read.
   return toStatement(
-    sql`SELECT ${alias}."id", coalesce((${plan.writable}), false) AS may_write FROM ${ident(plan.table.resource.table)} ${alias} WHERE ${where} ORDER BY ${alias}."id" FOR UPDATE`,
+    sql`SELECT ${alias}."id", coalesce((${plan.writable}), false) AS may_write FROM ${rows.from} WHERE ${rows.where} ORDER BY ${alias}."id" FOR UPDATE OF ${alias}`,
   );
+}
+
+/** A table's rows the caller may see that pass `where`, with the to-one joins it reads through. */
+function rowsOf(table: TableRef, where: readonly Planned[]): { from: Fragment; where: Fragment } {
+  const from = sql`${ident(table.resource.table)} ${ident(table.alias)}`;
+  const scope = withPathJoins(from, table, where, noJoins);
+  return { from: scope.from, where: guardedWhere(table.permission, where, scope.joined) };
 }

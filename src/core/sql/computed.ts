@@ -13,18 +13,25 @@ import {
 
 type ComputedSql = (row: Fragment) => Fragment;
 
-// overall_status, first match wins:
-//   inactive     the device is deactivated (is_active = false)
-//   configuring  never connected yet, or still provisioning (provisioning_progress set)
-//   offline      not online now
-//   updating     downloading or installing a release (download_progress set, or that status)
-//   idle         online and settled
+// overall_status, balena's rule (open-balena-api src/features/devices/models/device-additions.ts
+// and its v6 translation; balenaCloud's is_active), first match wins:
+//   inactive           deactivated (is_active = false), or registered but never connected: not
+//                      online, no connectivity event, API heartbeat still "unknown"
+//   post-provisioning  provisioning_state is "Post-Provisioning"
+//   offline            not online, API heartbeat "offline" or "unknown"
+//   updating           downloading a release: status "Downloading" with a download_progress
+//   configuring        still provisioning: provisioning_progress set
+//   idle               anything else
+// v7 names offline and idle `disconnected` and `operational` (src/odata/versions/v7.ts).
+// test/support/oracle.ts keeps the same rule in JavaScript.
 const overallStatus: ComputedSql = (row) => sql`CASE
       WHEN NOT ${row}."is_active" THEN 'inactive'
-      WHEN NOT ${row}."is_online" AND ${row}."last_connectivity_event" IS NULL THEN 'configuring'
+      WHEN ${row}."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'
+      WHEN NOT ${row}."is_online" AND ${row}."last_connectivity_event" IS NULL
+        AND ${row}."api_heartbeat_state" = 'unknown' THEN 'inactive'
+      WHEN NOT ${row}."is_online" AND ${row}."api_heartbeat_state" IN ('offline', 'unknown') THEN 'offline'
+      WHEN ${row}."download_progress" IS NOT NULL AND ${row}."status" = 'Downloading' THEN 'updating'
       WHEN ${row}."provisioning_progress" IS NOT NULL THEN 'configuring'
-      WHEN NOT ${row}."is_online" THEN 'offline'
-      WHEN ${row}."download_progress" IS NOT NULL OR ${row}."status" IN ('Downloading', 'Installing') THEN 'updating'
       ELSE 'idle' END`;
 
 const arch: ComputedSql = (row) =>
@@ -34,8 +41,9 @@ const arch: ComputedSql = (row) =>
 const computed: Record<string, Record<string, ComputedSql>> = {
   device: {
     overall_status: overallStatus,
-    // balena: the provisioning progress while configuring, the download progress while updating.
+    // balena: the provisioning progress while (post-)provisioning, the download progress while updating.
     overall_progress: (row) => sql`CASE ${overallStatus(row)}
+      WHEN 'post-provisioning' THEN ${row}."provisioning_progress"
       WHEN 'configuring' THEN ${row}."provisioning_progress"
       WHEN 'updating' THEN ${row}."download_progress" END`,
   },

@@ -1,6 +1,14 @@
 import { type Fragment, ident, join, raw, sql, toStatement } from "../../db/sql.ts";
 import type { Format, Join, OutputItem, Planned, SelectPlan } from "../plan-types.ts";
-import { compileExpr, countJoined, guardedWhere, joinedRows } from "./expr.ts";
+import {
+  compileExpr,
+  countJoined,
+  guardedWhere,
+  type Joined,
+  joinedRows,
+  noJoins,
+  withPathJoins,
+} from "./expr.ts";
 
 // pinejs wire: timestamps as JavaScript's toISOString() prints them.
 const isoTimestamp = (value: Fragment) =>
@@ -11,20 +19,32 @@ function outputScalar(value: Planned): Fragment {
   return value.type === "DateTime" ? isoTimestamp(compiled) : compiled;
 }
 
-/** The FROM and WHERE of a select: its table, the permission predicate, the parent join, the filter. */
-function rowsOf(select: SelectPlan, parent: Join | undefined): { from: Fragment; where: Fragment } {
-  if (!parent) {
-    return {
-      from: sql`${ident(select.table.resource.table)} ${ident(select.table.alias)}`,
-      where: guardedWhere(select.table.permission, select.where),
-    };
-  }
-  const rows = joinedRows(parent);
-  return { from: rows.from, where: guardedWhere(rows.where, select.where) };
+/**
+ * The FROM and WHERE of a select: its table, the permission predicate, the parent join, the filter,
+ * and the to-one joins its filter (and `ordered`, its order) reads through, with what they join.
+ */
+function rowsOf(
+  select: SelectPlan,
+  parent: Join | undefined,
+  ordered: boolean,
+): { from: Fragment; where: Fragment; joined: Joined } {
+  const rows = parent
+    ? joinedRows(parent)
+    : {
+        from: sql`${ident(select.table.resource.table)} ${ident(select.table.alias)}`,
+        where: select.table.permission,
+      };
+  const read = ordered ? [...select.where, ...select.orderBy.map((term) => term.value)] : select.where;
+  const scope = withPathJoins(rows.from, select.table, read, noJoins);
+  return {
+    from: scope.from,
+    where: guardedWhere(rows.where, select.where, scope.joined),
+    joined: scope.joined,
+  };
 }
 
 function countOf(select: SelectPlan, parent: Join | undefined): Fragment {
-  const rows = rowsOf(select, parent);
+  const rows = rowsOf(select, parent, false);
   return sql`(SELECT count(*)::int FROM ${rows.from} WHERE ${rows.where})`;
 }
 
@@ -75,7 +95,7 @@ export function rowsJson(
     return toOneJson(select, format, parent, shape);
   }
   const alias = ident(select.table.alias);
-  const rows = rowsOf(select, parent);
+  const rows = rowsOf(select, parent, true);
   const keys = select.orderBy.map((term, i) => ({ name: ident(`__k${i}`), term }));
   const direction = (term: { direction: "asc" | "desc" }) => raw(term.direction === "asc" ? " ASC" : " DESC");
   const innerOrder = join(
@@ -94,7 +114,7 @@ export function rowsJson(
   const read = columnsRead(lateral, select.table.alias);
   const columns = [
     ...(read ? read.map((column) => sql`${alias}.${ident(column)}`) : [sql`${alias}.*`]),
-    ...keys.map(({ name, term }) => sql`${compileExpr(term.value)} AS ${name}`),
+    ...keys.map(({ name, term }) => sql`${compileExpr(term.value, rows.joined)} AS ${name}`),
   ];
   const inner = sql`SELECT ${join(columns, ", ")} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
   const aggregate =
@@ -125,7 +145,7 @@ function columnsRead(fragment: Fragment, alias: string): string[] | undefined {
  * aggregate. It is read once per parent row, so this matters.
  */
 function toOneJson(select: SelectPlan, format: Format, parent: Join, shape: "array" | "single"): Fragment {
-  const rows = rowsOf(select, parent);
+  const rows = rowsOf(select, parent, false);
   const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
   const value = shape === "array" ? sql`json_build_array(to_json(o))` : sql`to_json(o)`;
   const row = sql`SELECT ${value} FROM ${rows.from} CROSS JOIN LATERAL ${lateral} WHERE ${rows.where}`;

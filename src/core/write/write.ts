@@ -63,6 +63,9 @@ async function inTransaction<T>(db: Database, work: (tx: Executor) => Promise<T>
   }
 }
 
+const isReleaseOfTag = (resource: Resource, field: string) =>
+  resource.table === "release_tag" && field === "release";
+
 /**
  * A foreign key must name a row that exists and that the caller can see. One given by another key
  * (a LinkReference) is looked up and replaced by the row's id.
@@ -72,11 +75,12 @@ async function resolveLinks(
   resource: Resource,
   values: Values,
   context: WriteContext,
+  resolvedByRules: readonly string[] = [],
 ): Promise<Values> {
   const resolved: Values = new Map(values);
   for (const [name, value] of values) {
     const field = resource.fields.get(name);
-    if (!field?.link || value === null || value === columnDefault) continue;
+    if (!field?.link || value === null || value === columnDefault || resolvedByRules.includes(name)) continue;
     const target = resolveResource(context.model, field.link);
     const row = ident("linked");
     const [by, wanted] = value instanceof LinkReference ? [value.field, value.value] : ["id", value];
@@ -89,8 +93,10 @@ async function resolveLinks(
     if (!found) {
       // balena (pinejs) refuses a body naming a fleet or device the caller cannot see as any write
       // they may not make (401 on OData), the same when it does not exist; balena-sdk then looks the
-      // fleet or device up and reports it not found.
-      if (field.link === "application" || field.link === "device") throw writeRefused(resource);
+      // fleet or device up and reports it not found. So is the release a release tag is for: the
+      // three kinds of tag answer alike.
+      if (field.link === "application" || field.link === "device" || isReleaseOfTag(resource, name))
+        throw writeRefused(resource);
       const written = value instanceof LinkReference ? `'${value.writtenAs}'` : `'${name}'`;
       throw new BadRequest(
         `${written} refers to ${field.link} ${JSON.stringify(wanted)}, which does not exist`,
@@ -148,7 +154,7 @@ export async function createEntity(
   return inTransaction(context.db, async (tx) => {
     const rulesContext = ruleContext(tx, resource, context);
     const columns = rules.prepareCreate ? await rules.prepareCreate(values, rulesContext) : values;
-    const linked = await resolveLinks(tx, resource, columns, context);
+    const linked = await resolveLinks(tx, resource, columns, context, rules.resolvesLinks);
     // A row its creator comes to own (an organization) is only writable once its rules have run.
     if (!rules.ownedByCreator) await checkCreatable(tx, resource, linked, context.permissions);
     const id = await insertRow(tx, resource, linked);
@@ -220,7 +226,7 @@ export async function updateEntities(
     const before = options.dryRun ? await snapshot(tx, resource, ids, context) : undefined;
     const rulesContext = ruleContext(tx, resource, context);
     const columns = rules.prepareUpdate ? await rules.prepareUpdate(values, ids, rulesContext) : values;
-    const linked = await resolveLinks(tx, resource, columns, context);
+    const linked = await resolveLinks(tx, resource, columns, context, rules.resolvesLinks);
     await checkStaysWritable(tx, resource, linked, ids, context.permissions);
     await updateRows(tx, resource, linked, ids);
     await rules.afterWrite?.(values, ids, rulesContext);

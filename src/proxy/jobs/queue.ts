@@ -3,30 +3,58 @@ import type { Database, Executor } from "../../db/database.ts";
 import type { SupervisorCommand } from "../device-call.ts";
 
 // The job queue: pg-boss, on the same PostgreSQL as the data (its tables in the schema "pgboss"),
-// or on the embedded database through pg-boss's PGlite adapter. Every fleetgate instance on one
-// database works the same queue: a batch is taken by one of them (SKIP LOCKED), kept alive by its
-// heartbeat, and taken over by another when the heartbeat stops (a crash, a SIGKILL).
+// or on the embedded database through pg-boss's PGlite adapter. A command job is a few lanes on it
+// (README "Commands as jobs"): each lane keeps up to its width of the job's devices in flight,
+// claiming them from the job's results (results.ts). Every fleetgate instance on one database works
+// the same queue: a lane is taken by one of them (SKIP LOCKED), kept alive by its heartbeat, and
+// taken over by another when the heartbeat stops (a crash, a SIGKILL).
 
-export const BATCH_QUEUE = "fleetgate-command-batch";
+// The name from when the queue carried fixed batches: a job queued before still runs (as lanes).
+export const JOB_QUEUE = "fleetgate-command-batch";
 
-/** One batch of a job: the result rows (one per device) to run, and what to send them. */
-export interface BatchData {
+/** One lane of a job: what to send its devices, and how many of them it calls at once. */
+export interface LaneData {
   readonly job: number;
-  readonly results: readonly number[];
   /**
    * The command as the caller gave it, credentials included: the job's row keeps it redacted, so
-   * the worker reads it from here (pg-boss's table, which no API exposes and which drops the batch
+   * the worker reads it from here (pg-boss's table, which no API exposes and which drops the lane
    * soon after it finished).
    */
   readonly command: SupervisorCommand;
+  /** Devices in flight at most; absent in a batch queued before lanes (the default width then). */
+  readonly width?: number;
+  /**
+   * The lane stays until none of the job's devices is running, taking over the claims of workers
+   * that died. A lane run again by pg-boss (its worker died) does so too.
+   */
+  readonly sweep?: boolean;
+}
+
+/** How pg-boss runs a lane this time: again (`retried`: its worker died, or it failed); until `signal`. */
+export interface LaneRun {
+  readonly retried: boolean;
+  /** Aborted when the lane is no longer this worker's (its heartbeat was missed, it expired). */
+  readonly signal: AbortSignal;
 }
 
 /** What a proxy context needs to send commands as jobs. */
 export interface CommandJobs {
   /** The queue, started on first use (src/proxy/jobs/start.ts). */
   readonly queue: () => Promise<CommandQueue>;
-  /** Devices per batch. */
-  readonly batchSize: number;
+  /** The lanes of a job to `devices` devices, by width. */
+  readonly lanes: (devices: number) => number[];
+}
+
+/**
+ * A job's lanes: together exactly `jobConcurrency` devices wide (the per-job limit, over every
+ * instance), each at most `width`, and no more of them than its devices fill.
+ */
+export function laneWidths(jobConcurrency: number, width: number, devices: number): number[] {
+  const widths: number[] = [];
+  for (let left = Math.max(1, jobConcurrency); left > 0 && widths.length * width < devices; left -= width) {
+    widths.push(Math.min(width, left));
+  }
+  return widths;
 }
 
 export interface QueueOptions {
@@ -36,7 +64,7 @@ export interface QueueOptions {
   readonly pollSeconds: number;
 }
 
-/** pg-boss statements inside one of our transactions (a job's rows and its batches commit together). */
+/** pg-boss statements inside one of our transactions (a job's rows and its lanes commit together). */
 function inTransaction(tx: Executor): Db {
   return {
     executeSql: async (text, values) => ({ rows: await tx.query({ text, values: values ?? [] }) }),
@@ -51,7 +79,7 @@ export class CommandQueue {
 
   static async start(db: Database, options: QueueOptions, onError: (error: Error) => void) {
     const common = {
-      // The supervision pass fails (and so retries) batches whose heartbeat stopped.
+      // The supervision pass fails (and so retries) lanes whose heartbeat stopped.
       superviseIntervalSeconds: options.superviseSeconds,
       monitorIntervalSeconds: options.superviseSeconds,
       useListenNotify: true,
@@ -62,76 +90,70 @@ export class CommandQueue {
       db.kind === "embedded" && db.embedded
         ? new PgBoss({ ...common, db: fromPglite(db.embedded), backend: "pglite" })
         : // A small pool of its own on the same database: its LISTEN connection and its polling stay
-          // out of the pool that serves requests.
-          new PgBoss({ ...common, connectionString: db.url, max: 4, application_name: "fleetgate-jobs" });
+          // out of the pool that serves requests; direct, as LISTEN needs a session (not a pooler's).
+          new PgBoss({
+            ...common,
+            connectionString: db.directUrl,
+            max: 4,
+            application_name: "fleetgate-jobs",
+          });
     boss.on("error", onError);
     await boss.start();
-    await boss.createQueue(BATCH_QUEUE, {
+    await boss.createQueue(JOB_QUEUE, {
       heartbeatSeconds: options.heartbeatSeconds,
-      // A batch whose worker died is taken over; one that keeps failing (the database away) is retried
+      // A lane whose worker died is taken over; one that keeps failing (the database away) is retried
       // with backoff for a while, and its devices stay pending meanwhile.
       retryLimit: 20,
       retryDelay: 1,
       retryBackoff: true,
       retryDelayMax: 60,
+      // A lane hands over to a successor before this (LANE_TURN_MS, lane.ts).
       expireInSeconds: 3600,
-      // The batch holds the command's data, credentials included: gone soon after it finished.
+      // The lane holds the command's data, credentials included: gone soon after it finished.
       deleteAfterSeconds: 60,
       notify: true,
     });
     return new CommandQueue(boss, options);
   }
 
-  /** Queues `batches` in the caller's transaction, to run after `delaySeconds`. */
-  async enqueue(tx: Executor, batches: readonly BatchData[], delaySeconds = 0): Promise<void> {
-    if (batches.length === 0) return;
+  /** Queues `lanes` in the caller's transaction (or on their own), to start after `delaySeconds`. */
+  async enqueue(tx: Executor, lanes: readonly LaneData[], delaySeconds = 0): Promise<void> {
+    if (lanes.length === 0) return;
     await this.boss.insert(
-      BATCH_QUEUE,
-      batches.map((data) => ({
+      JOB_QUEUE,
+      lanes.map((data) => ({
         data,
         group: { id: String(data.job) },
-        ...(delaySeconds > 0 ? { startAfter: delaySeconds } : {}),
+        ...(delaySeconds > 0 ? { startAfter: Math.ceil(delaySeconds) } : {}),
       })),
       { db: inTransaction(tx) },
     );
   }
 
   /**
-   * Runs `handler` on batches, up to `localBatches` at once in this instance and `groupConcurrency`
-   * of one job at once across every instance. One polling loop fetches them together and fetches
-   * again at once while it finds a full set (a backlog), else after the polling interval (a new
-   * job wakes it through LISTEN/NOTIFY sooner). Each batch is settled on its own.
+   * Runs `handler` on lanes, up to `localLanes` at once in this instance: that many pg-boss workers,
+   * each fetching one lane and the next when it ends. A new job wakes them through LISTEN/NOTIFY;
+   * else each looks every `localLanes` polling intervals, so that together they look as often as one
+   * worker would (each look is a query: on the embedded database, time the process does nothing
+   * else). A lane that throws is failed, so retried later, here or elsewhere; `retried` tells the
+   * handler it runs again (its worker died, or it failed).
    */
-  async work(
-    limits: { readonly localBatches: number; readonly groupConcurrency: number },
-    handler: (batch: BatchData) => Promise<void>,
-  ): Promise<void> {
-    await this.boss.work<BatchData>(
-      BATCH_QUEUE,
+  async work(localLanes: number, handler: (lane: LaneData, run: LaneRun) => Promise<void>): Promise<void> {
+    await this.boss.work<LaneData>(
+      JOB_QUEUE,
       {
-        batchSize: limits.localBatches,
-        burstWhenBatchFull: limits.localBatches > 1,
-        perJobResults: true,
-        groupConcurrency: limits.groupConcurrency,
-        pollingIntervalSeconds: this.options.pollSeconds,
-        notifyPollingIntervalSeconds: this.options.pollSeconds,
+        localConcurrency: Math.max(1, localLanes),
+        batchSize: 1,
+        pollingIntervalSeconds: this.options.pollSeconds * Math.max(1, localLanes),
+        notifyPollingIntervalSeconds: this.options.pollSeconds * Math.max(1, localLanes),
       },
-      (jobs) =>
-        Promise.all(
-          jobs.map(async (job) => {
-            try {
-              await handler(job.data);
-              return { id: job.id, status: "completed" as const };
-            } catch (error) {
-              // Failed, so retried later (here or elsewhere); its devices stay pending meanwhile.
-              return { id: job.id, status: "failed" as const, output: { message: String(error) } };
-            }
-          }),
-        ),
+      async ([job]) => {
+        if (job) await handler(job.data, { retried: job.retryCount > 0, signal: job.signal });
+      },
     );
   }
 
-  /** Stops taking batches; the ones running finish (up to `timeoutMs`), the others wait for an instance. */
+  /** Stops taking lanes; the ones running end (up to `timeoutMs`), the others wait for an instance. */
   stop(timeoutMs: number): Promise<void> {
     return this.boss.stop({ graceful: true, timeout: timeoutMs });
   }

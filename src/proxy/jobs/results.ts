@@ -4,20 +4,30 @@ import {
   type Settled,
   settleCommandJob,
 } from "../../core/write/rules/command-job.ts";
-import type { Executor } from "../../db/database.ts";
+import type { Database, Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
 
-// The worker's writes to a job's result rows. System writes: the server records what the devices
-// answered; no caller writes these rows. Each runs with the job's row locked first (the lock order
-// a cancel takes too) and ends by settling the job's counts and status (with its NOTIFY).
+// The workers' writes to a job's result rows. System writes: the server records what the devices
+// answered; no caller writes these rows. A claim is one statement that waits for no lock (SKIP
+// LOCKED); whatever moves a job's counts takes the job's row lock first (the order a cancel takes
+// too) and ends by settling the job's counts and status (settleCommandJob).
 
-/** A device's final word (or why it was not called: skipped), recorded once. */
-export interface FinalResult {
+/** A result row a worker claimed: its device, called now for the `attempts`-th time. */
+export interface Claim {
+  readonly id: number;
+  readonly device: number | null;
+  readonly attempts: number;
+}
+
+/** A device's answer (or why it was not called), to record once; or, with `retryAfterSeconds`, to try again. */
+export interface Outcome {
   readonly id: number;
   readonly status: "ok" | "failed" | "skipped";
   readonly statusCode: number | null;
   readonly body: unknown;
   readonly error: string | undefined;
+  /** Back to pending for this long, unless the job was cancelled meanwhile (then recorded as is). */
+  readonly retryAfterSeconds?: number | undefined;
 }
 
 // A device's answer is kept up to this size (a journal can be large); a larger one is noted instead.
@@ -29,85 +39,170 @@ function bodyText(body: unknown): string | null {
   return text.length <= MAX_BODY_CHARS ? text : JSON.stringify(`(${text.length} characters, not kept)`);
 }
 
+// Rows per INSERT of a job's results: each statement stays well within the statement time-out.
+const ROWS_PER_INSERT = 10_000;
+
 /**
- * Takes the batch's unfinished results: they become `running` and count one more attempt. A result
- * that is already running was taken by a worker that died (the batch came back): it is taken again.
- * Skipped (cancelled) and finished results are not. Answers the ids taken, with their devices.
+ * Writes one result per device of the job, in the targets' order: pending, or skipped when the job
+ * was cancelled before they were written.
  */
-export async function claimResults(
+export async function insertResults(
   tx: Executor,
   job: number,
-  results: readonly number[],
-): Promise<{ id: number; device: number | null }[]> {
-  await lockCommandJobs(tx, [job]);
-  const claimed = await tx.query<{ id: number; device: number | null }>(
-    toStatement(sql`UPDATE "command_result" SET "status" = 'running', "attempts" = "attempts" + 1
-      WHERE "id" = ANY(${param(results, "int4[]")}) AND "command_job" = ${param(job, "int4")}
-        AND "finished_at" IS NULL AND "status" IN ('pending', 'running')
-      RETURNING "id", "device"`),
-  );
-  // The counts stay (running devices are pending ones); only a queued job's status changes.
-  if (claimed.length > 0) {
+  devices: readonly number[],
+  cancelled = false,
+): Promise<void> {
+  for (let start = 0; start < devices.length; start += ROWS_PER_INSERT) {
     await tx.query(
-      toStatement(sql`WITH started AS (
-          UPDATE "command_job" SET "status" = 'running'
-          WHERE "id" = ${param(job, "int4")} AND "status" = 'queued' RETURNING "id")
-        SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) FROM started`),
+      toStatement(sql`INSERT INTO "command_result" ("command_job", "device", "status", "finished_at")
+        SELECT ${param(job, "int4")}, d, ${param(cancelled ? "skipped" : "pending", "text")},
+          CASE WHEN ${param(cancelled, "bool")} THEN now() END
+        FROM unnest(${param(devices.slice(start, start + ROWS_PER_INSERT), "int4[]")}) WITH ORDINALITY AS t(d, n)
+        ORDER BY n`),
     );
   }
-  return claimed;
-}
-
-/** Whether the job was cancelled (its devices still running finish, nothing is retried). */
-export async function isCancelled(tx: Executor, job: number): Promise<boolean> {
-  const [row] = await tx.query<{ cancelled: boolean }>(
-    toStatement(
-      sql`SELECT "cancelled_at" IS NOT NULL AS cancelled FROM "command_job" WHERE "id" = ${param(job, "int4")}`,
-    ),
-  );
-  return row?.cancelled ?? true;
 }
 
 /**
- * Records final results, each at most once: only a row not finished yet is written, so a batch that
- * runs again after its worker died cannot record a device twice.
+ * A large job's results, written by the first of its lanes to start (submit.ts leaves them to it):
+ * under the job's lock, so the others wait and find them written. All in one transaction, so the
+ * job is visible to its users (auth/policies.ts: whoever may write every device it has a result
+ * for) only once it has all of them; before, only admins and its sender's 202 answer show it.
  */
-export async function recordResults(
+export async function ensureResults(db: Database, job: number): Promise<void> {
+  const [unwritten] = await db.query<{ found: boolean }>(
+    toStatement(
+      sql`SELECT "target_devices" IS NOT NULL AS found FROM "command_job" WHERE "id" = ${param(job, "int4")}`,
+    ),
+  );
+  if (!unwritten?.found) return;
+  await db.transaction(async (tx) => {
+    const [row] = await tx.query<{ devices: number[] | null; cancelled: boolean }>(
+      toStatement(sql`SELECT "target_devices" AS devices, "cancelled_at" IS NOT NULL AS cancelled
+        FROM "command_job" WHERE "id" = ${param(job, "int4")} FOR UPDATE`),
+    );
+    if (!row?.devices) return;
+    await insertResults(tx, job, row.devices, row.cancelled);
+    await tx.query(
+      toStatement(sql`UPDATE "command_job" SET "target_devices" = NULL WHERE "id" = ${param(job, "int4")}`),
+    );
+    // Cancelled before (only an admin could): every device is skipped, and the job is done.
+    if (row.cancelled)
+      await settleCommandJob(tx, job, { ok: 0, failed: 0, skipped: row.devices.length }, "always");
+  });
+}
+
+/**
+ * Claims up to `count` of the job's devices that may be called now, in order: pending ones (a
+ * retry's once its backoff passed) and running ones whose lease ended (their worker died). They
+ * become `running`, count one more attempt, and are leased for `leaseSeconds`: no other worker
+ * takes them meanwhile. Rows another worker is claiming are skipped, not waited for. Ordered by the
+ * partial index's key, so it is the index scanned (a job's unfinished rows), not its finished ones
+ * (which the primary key's order would have to step over). `cancelled`:
+ * the job was cancelled, so what was claimed (only abandoned running rows can be) is not called.
+ */
+export async function claimResults(
+  db: Executor,
+  job: number,
+  count: number,
+  leaseSeconds: number,
+): Promise<{ claimed: Claim[]; cancelled: boolean }> {
+  const rows = await db.query<Claim & { cancelled: boolean }>(
+    toStatement(sql`WITH claimable AS (
+        SELECT "id" FROM "command_result"
+        WHERE "command_job" = ${param(job, "int4")} AND "finished_at" IS NULL
+          AND ("claimable_at" IS NULL OR "claimable_at" <= now())
+        ORDER BY "command_job", "id" LIMIT ${param(count, "int4")}
+        FOR UPDATE SKIP LOCKED)
+      UPDATE "command_result" r SET "status" = 'running', "attempts" = r."attempts" + 1,
+        "claimable_at" = now() + make_interval(secs => ${param(leaseSeconds, "float8")})
+      FROM claimable c WHERE r."id" = c."id"
+      RETURNING r."id", r."device", r."attempts",
+        (SELECT j."cancelled_at" IS NOT NULL FROM "command_job" j WHERE j."id" = r."command_job") AS cancelled`),
+  );
+  return {
+    claimed: rows.map(({ id, device, attempts }) => ({ id, device, attempts })),
+    cancelled: rows.some((row) => row.cancelled),
+  };
+}
+
+/**
+ * Gives back claims that were not called (a lane stopping with devices waiting for a slot): pending
+ * again at once, the attempt not counted.
+ */
+export async function releaseClaims(db: Executor, job: number, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(
+    toStatement(sql`UPDATE "command_result" SET "status" = 'pending', "attempts" = "attempts" - 1,
+        "claimable_at" = NULL
+      WHERE "id" = ANY(${param(ids, "int4[]")}) AND "command_job" = ${param(job, "int4")}
+        AND "status" = 'running' AND "finished_at" IS NULL`),
+  );
+}
+
+/** A queued job is running from its first claim (the counts stay: running devices are pending ones). */
+export async function markRunning(db: Executor, job: number): Promise<void> {
+  await db.query(
+    toStatement(sql`WITH started AS (
+        UPDATE "command_job" SET "status" = 'running'
+        WHERE "id" = ${param(job, "int4")} AND "status" = 'queued' RETURNING "id")
+      SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) FROM started`),
+  );
+}
+
+/** The outcomes as one JSON object by result id, bodies as the rows keep them: the statement's one parameter. */
+function outcomesJson(outcomes: readonly Outcome[]): string {
+  const entries = outcomes.map(
+    (outcome) =>
+      `"${outcome.id}":{"status":${JSON.stringify(outcome.status)},"code":${outcome.statusCode ?? "null"},` +
+      `"body":${bodyText(outcome.body) ?? "null"},"error":${JSON.stringify(outcome.error ?? null)},` +
+      `"retry":${outcome.retryAfterSeconds ?? "null"}}`,
+  );
+  return `{${entries.join(",")}}`;
+}
+
+/**
+ * Records outcomes in one statement, each at most once: only a row not finished yet is written, so
+ * a device called twice (its first worker died after the call) keeps one result. One to retry goes
+ * back to pending until its backoff passed, with the status code and error of this attempt, unless
+ * the job was cancelled: then it is recorded as it is. The caller holds the job's lock (the
+ * cancel's order) and settles the job with what this answers.
+ *
+ * The rows are found by their ids (the primary key: `command_job + 0` keeps the planner from
+ * scanning the job's unfinished rows instead, which its estimates for a generic plan can favour)
+ * and each finds its outcome in one jsonb object by key: no join for it to get wrong either (it
+ * guesses 10 rows for an unnest; a nested loop over the rows and the outcomes costs their product).
+ */
+export async function recordOutcomes(
   tx: Executor,
   job: number,
-  finals: readonly FinalResult[],
+  outcomes: readonly Outcome[],
 ): Promise<Settled> {
-  if (finals.length === 0) return { ok: 0, failed: 0, skipped: 0 };
+  if (outcomes.length === 0) return { ok: 0, failed: 0, skipped: 0 };
+  const ids = outcomes.map((outcome) => outcome.id);
+  const outcome = sql`x.o -> r."id"::text`;
+  const again = sql`(x.live AND ${outcome} ->> 'retry' IS NOT NULL)`;
   const recorded = await tx.query<{ status: string }>(
-    toStatement(sql`UPDATE "command_result" r SET "status" = v.status, "status_code" = v.code,
-        "body" = v.body::jsonb, "error" = v.error, "finished_at" = now()
-      FROM unnest(${param(
-        finals.map((result) => result.id),
-        "int4[]",
-      )}, ${param(
-        finals.map((result) => result.status),
-        "text[]",
-      )}, ${param(
-        finals.map((result) => result.statusCode),
-        "int4[]",
-      )}, ${param(
-        finals.map((result) => bodyText(result.body)),
-        "text[]",
-      )}, ${param(
-        finals.map((result) => result.error ?? null),
-        "text[]",
-      )}) AS v(id, status, code, body, error)
-      WHERE r."id" = v.id AND r."command_job" = ${param(job, "int4")} AND r."finished_at" IS NULL
-      RETURNING v.status`),
+    toStatement(sql`UPDATE "command_result" r SET
+        "status" = CASE WHEN ${again} THEN 'pending' ELSE ${outcome} ->> 'status' END,
+        "status_code" = (${outcome} ->> 'code')::int4, "error" = ${outcome} ->> 'error',
+        "body" = CASE WHEN ${again} THEN r."body" ELSE nullif(${outcome} -> 'body', 'null'::jsonb) END,
+        "finished_at" = CASE WHEN ${again} THEN NULL ELSE now() END,
+        "claimable_at" = CASE WHEN ${again} THEN now() + make_interval(secs => (${outcome} ->> 'retry')::float8) END
+      FROM (SELECT ${param(outcomesJson(outcomes), "jsonb")} AS o,
+          (SELECT "cancelled_at" IS NULL FROM "command_job" WHERE "id" = ${param(job, "int4")}) AS live) x
+      WHERE r."id" = ANY(${param(ids, "int4[]")}) AND r."command_job" + 0 = ${param(job, "int4")}
+        AND r."finished_at" IS NULL
+      RETURNING r."status"`),
   );
-  const count = (status: FinalResult["status"]) => recorded.filter((row) => row.status === status).length;
+  const count = (status: Outcome["status"]) => recorded.filter((row) => row.status === status).length;
   return { ok: count("ok"), failed: count("failed"), skipped: count("skipped") };
 }
 
 /**
  * Cancels a job whose sender may send nothing any more, as a cancel through the API does
  * (core/write/rules/command-job.ts): its pending devices are skipped, and so are `taken`, the ones
- * the calling batch claimed and will not call. Devices other batches are calling finish, and the
+ * the calling worker claimed and will not call. Devices other workers are calling finish, and the
  * job is cancelled once they have.
  */
 export async function cancelForSender(tx: Executor, job: number, taken: readonly number[]): Promise<void> {
@@ -118,43 +213,40 @@ export async function cancelForSender(tx: Executor, job: number, taken: readonly
   );
   const skipped = await tx.query(
     toStatement(sql`UPDATE "command_result" SET "status" = 'skipped', "finished_at" = now(),
-        "error" = 'The sender may no longer send commands'
+        "error" = 'The sender may no longer send commands', "claimable_at" = NULL
       WHERE "command_job" = ${param(job, "int4")} AND "finished_at" IS NULL
         AND ("status" = 'pending' OR "id" = ANY(${param(taken, "int4[]")}))
       RETURNING "id"`),
   );
-  await settleCommandJob(tx, job, { ok: 0, failed: 0, skipped: skipped.length }, true);
+  await settleCommandJob(tx, job, { ok: 0, failed: 0, skipped: skipped.length }, "always");
 }
 
-/** Results to try again later: back to pending (a cancel skips them meanwhile). Answers those that were. */
-export async function requeueResults(
-  tx: Executor,
-  job: number,
-  retries: readonly { readonly id: number; readonly statusCode: number; readonly error: string }[],
-): Promise<number[]> {
-  if (retries.length === 0) return [];
-  const rows = await tx.query<{ id: number }>(
-    toStatement(sql`UPDATE "command_result" r SET "status" = 'pending', "status_code" = v.code, "error" = v.error
-      FROM unnest(${param(
-        retries.map((retry) => retry.id),
-        "int4[]",
-      )}, ${param(
-        retries.map((retry) => retry.statusCode),
-        "int4[]",
-      )}, ${param(
-        retries.map((retry) => retry.error),
-        "text[]",
-      )}) AS v(id, code, error)
-      WHERE r."id" = v.id AND r."command_job" = ${param(job, "int4")} AND r."finished_at" IS NULL
-      RETURNING r."id"`),
-  );
-  return rows.map((row) => row.id);
+/** What is left of a job: devices pending and running, and in how many seconds the first of each may be claimed. */
+export interface Unfinished {
+  readonly pending: number;
+  readonly running: number;
+  /** Seconds until the first pending device may be claimed (0 or less: now). */
+  readonly pendingIn: number | null;
+  /** Seconds until the first running device's lease ends. */
+  readonly runningIn: number | null;
 }
 
-/** The attempts each result has had. */
-export async function attemptsOf(tx: Executor, ids: readonly number[]): Promise<Map<number, number>> {
-  const rows = await tx.query<{ id: number; attempts: number }>(
-    toStatement(sql`SELECT "id", "attempts" FROM "command_result" WHERE "id" = ANY(${param(ids, "int4[]")})`),
+export async function unfinishedOf(db: Executor, job: number): Promise<Unfinished> {
+  const [row] = await db.query<Unfinished>(
+    toStatement(sql`SELECT count(*) FILTER (WHERE "status" = 'pending')::int4 AS pending,
+        count(*) FILTER (WHERE "status" = 'running')::int4 AS running,
+        extract(epoch FROM min(coalesce("claimable_at", now())) FILTER (WHERE "status" = 'pending') - now())::float8
+          AS "pendingIn",
+        extract(epoch FROM min(coalesce("claimable_at", now())) FILTER (WHERE "status" = 'running') - now())::float8
+          AS "runningIn"
+      FROM "command_result" WHERE "command_job" = ${param(job, "int4")} AND "finished_at" IS NULL`),
   );
-  return new Map(rows.map((row) => [row.id, row.attempts]));
+  return row ?? { pending: 0, running: 0, pendingIn: null, runningIn: null };
+}
+
+/** Tells the job's listeners it changed (its progress, held back by the writer's rate limit). */
+export async function notifyCommandJob(db: Executor, job: number): Promise<void> {
+  await db.query(
+    toStatement(sql`SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, ${param(String(job), "text")})`),
+  );
 }

@@ -5,12 +5,12 @@ import { outsideUnitOfWork } from "../../db/unit-of-work.ts";
 import type { Model } from "../../model/types.ts";
 import type { DeviceCallContext } from "../device-call.ts";
 import type { ProxyOutcome } from "../outcome.ts";
-import { type CommandJobs, CommandQueue } from "./queue.ts";
-import { startWorker } from "./worker.ts";
+import { type CommandJobs, CommandQueue, laneWidths } from "./queue.ts";
+import { startWorker, type Worker } from "./worker.ts";
 
 export interface StartedJobs {
   readonly jobs: CommandJobs;
-  /** Stops taking batches; running ones get `timeoutMs` to finish (another instance takes the rest). */
+  /** Stops taking lanes; running ones get `timeoutMs` to hand over (another instance takes the rest). */
   stop(timeoutMs: number): Promise<void>;
 }
 
@@ -38,7 +38,7 @@ async function unfinishedJobs(db: Database): Promise<boolean> {
  */
 export function startCommandJobs(deps: JobsDeps): StartedJobs {
   const { config } = deps;
-  let started: Promise<CommandQueue> | undefined;
+  let started: Promise<{ queue: CommandQueue; worker: Worker }> | undefined;
   let stopped = false;
   const start = () => {
     // Not the request's (when its job is the first): the queue outlives it.
@@ -52,18 +52,21 @@ export function startCommandJobs(deps: JobsDeps): StartedJobs {
         },
         (error) => deps.logger.warn({ err: error }, "command job queue"),
       );
-      await startWorker(
-        { ...deps, queue },
+      const worker = await startWorker(
+        { ...deps, queue, onError: (error) => deps.logger.warn({ err: error }, "command job results") },
         {
-          batchSize: config.COMMAND_JOB_BATCH_SIZE,
+          width: config.COMMAND_JOB_BATCH_SIZE,
           jobConcurrency: config.COMMAND_JOB_CONCURRENCY,
           concurrency: config.COMMAND_JOB_INSTANCE_CONCURRENCY,
           attempts: config.COMMAND_JOB_ATTEMPTS,
           retryDelaySeconds: config.COMMAND_JOB_RETRY_DELAY,
+          // Longer than any call (a device answers or times out in PROXY_TIMEOUT_MS) and the write of
+          // its answer; a claim older than this was its dead worker's.
+          leaseSeconds: Math.ceil(deps.timeoutMs / 1000) + config.COMMAND_JOB_HEARTBEAT,
         },
       );
       deps.logger.info("command job queue started");
-      return queue;
+      return { queue, worker };
     });
     // A failed start is tried again by the next job or look.
     started.catch((error) => {
@@ -88,12 +91,18 @@ export function startCommandJobs(deps: JobsDeps): StartedJobs {
   timer.unref();
   void look();
   return {
-    jobs: { queue: start, batchSize: config.COMMAND_JOB_BATCH_SIZE },
+    jobs: {
+      queue: async () => (await start()).queue,
+      lanes: (devices) => laneWidths(config.COMMAND_JOB_CONCURRENCY, config.COMMAND_JOB_BATCH_SIZE, devices),
+    },
     async stop(timeoutMs) {
       stopped = true;
       clearInterval(timer);
-      const queue = await started?.catch(() => undefined);
-      await queue?.stop(timeoutMs);
+      const running = await started?.catch(() => undefined);
+      // The lanes stop claiming and hand over; pg-boss waits for them (up to timeoutMs).
+      running?.worker.stop();
+      await running?.queue.stop(timeoutMs);
+      running?.worker.close();
     },
   };
 }

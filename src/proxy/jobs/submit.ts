@@ -6,14 +6,17 @@ import { param, sql, toStatement } from "../../db/sql.ts";
 import { BadRequest, UnprocessableContent } from "../../errors.ts";
 import { redactMembers } from "../../redact.ts";
 import type { ProxyContext, ProxyInput } from "../command.ts";
-import { checkCommand, type SupervisorCommand } from "../device-call.ts";
+import { checkCommand } from "../device-call.ts";
 import { findTargetIds } from "../targets.ts";
 import { requestFingerprint } from "./fingerprint.ts";
 import type { CommandJobs } from "./queue.ts";
+import { insertResults } from "./results.ts";
 
 export type CommandJobRow = Record<string, unknown> & { readonly id: number };
 
 const MAX_KEY_LENGTH = 255;
+// Up to this many devices, a job's results are written with it: visible to its users at once.
+const INLINE_RESULTS = 1_000;
 
 /** An `Idempotency-Key` as given: a short printable string, or none. */
 export function checkIdempotencyKey(key: unknown): string | undefined {
@@ -68,18 +71,10 @@ async function earlierJob(
   return row?.id;
 }
 
-function batchesOf(job: number, results: readonly number[], command: SupervisorCommand, size: number) {
-  const batches = [];
-  for (let start = 0; start < results.length; start += size) {
-    batches.push({ job, results: results.slice(start, start + size), command });
-  }
-  return batches;
-}
-
 /**
  * A command as a job: the targets are found and checked as for a command answered at once (404,
- * 403), then the job, one pending result per device and the batches that will run them are
- * committed together. The same actor's retry with the same key gets the job it made the first time;
+ * 403), then the job, one pending result per device (a large job: its devices' ids, for its first
+ * lane to write the results from) and the lanes that will run them are committed together. The same actor's retry with the same key gets the job it made the first time;
  * the same key with another request is refused (earlierJob).
  */
 export async function submitCommandJob(
@@ -99,36 +94,29 @@ export async function submitCommandJob(
   if (known !== undefined) return readOwnJob(known, context);
   const devices = await findTargetIds(input, context);
   const queue = await context.jobs.queue();
+  // A large job leaves its result rows to its first lane (results.ts ensureResults): each costs its
+  // two foreign-key checks, more than the rest of the submission together.
+  const inline = devices.length <= INLINE_RESULTS;
   const id = await context.db.transaction(async (tx) => {
     const [created] = await tx.query<{ id: number }>(
       toStatement(sql`INSERT INTO "command_job" ("is_issued_by__actor", "method", "path", "data", "target",
-          "targeted_count", "pending_count", "idempotency_key", "request_fingerprint", "app_scoped")
+          "targeted_count", "pending_count", "idempotency_key", "request_fingerprint", "app_scoped",
+          "target_devices")
         VALUES (${param(context.actor, "int4")}, ${param(command.method, "text")}, ${param(command.path, "text")},
           ${param(command.data === undefined ? null : JSON.stringify(redactMembers(command.data)), "jsonb")},
           ${param(JSON.stringify(target), "jsonb")}, ${param(devices.length, "int4")}, ${param(devices.length, "int4")},
           ${param(idempotencyKey ?? null, "text")}, ${param(idempotencyKey === undefined ? null : fingerprint, "text")},
-          ${param(command.appScoped, "bool")})
+          ${param(command.appScoped, "bool")}, ${param(inline ? null : JSON.stringify(devices), "jsonb")})
         ON CONFLICT ("is_issued_by__actor", "idempotency_key") DO NOTHING
         RETURNING "id"`),
     );
     // The same key sent twice at once: the other request made the job.
     if (!created) return (await earlierJob(tx, context.actor, idempotencyKey, fingerprint)) as number;
-    const results = await tx.query<{ id: number }>(
-      toStatement(sql`INSERT INTO "command_result" ("command_job", "device")
-        SELECT ${param(created.id, "int4")}, d FROM unnest(${param(
-          devices,
-          "int4[]",
-        )}) WITH ORDINALITY AS t(d, n) ORDER BY n
-        RETURNING "id"`),
-    );
+    const job = created.id;
+    if (inline) await insertResults(tx, job, devices);
     await queue.enqueue(
       tx,
-      batchesOf(
-        created.id,
-        results.map((row) => row.id),
-        command,
-        context.jobs.batchSize,
-      ),
+      context.jobs.lanes(devices.length).map((width) => ({ job, command, width })),
     );
     await tx.query(
       toStatement(

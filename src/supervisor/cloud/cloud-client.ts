@@ -36,8 +36,16 @@ export type StateReport = Readonly<Record<string, string | number | boolean | nu
 
 const TIMEOUT_MS = 30_000;
 
+interface Answer {
+  readonly status: number;
+  readonly text: string;
+  readonly etag: string | null;
+}
+
 export class CloudClient {
   private readonly api: string;
+  /** The last target read per device, with its ETag: the next poll sends it as If-None-Match. */
+  private readonly targets = new Map<string, { readonly etag: string; readonly target: Target }>();
 
   constructor(api: string) {
     this.api = api.replace(/\/+$/, "");
@@ -79,19 +87,27 @@ export class CloudClient {
     await this.call("PATCH", "/device/v3/state", deviceKey, { [uuid]: body });
   }
 
+  /**
+   * The device's target. As balena-supervisor polls (device-state/target-state.ts), the ETag of the
+   * last answer goes back as If-None-Match, and a 304 means that answer still holds.
+   */
   async fetchTarget(uuid: string, deviceKey: string): Promise<Target> {
-    const answer = (await this.call("GET", `/device/v2/${uuid}/state`, deviceKey)) as {
-      target?: Partial<Target>;
-    };
-    const target = answer?.target;
+    const path = `/device/v2/${uuid}/state`;
+    const last = this.targets.get(uuid);
+    const answer = await this.send("GET", path, deviceKey, undefined, last?.etag);
+    if (answer.status === 304 && last) return last.target;
+    const { target } = (parsed(answer, "GET", path) ?? {}) as { target?: Partial<Target> };
     if (!target || (target.commit !== null && typeof target.commit !== "string")) {
       throw new CloudError("the target state lacks target.commit");
     }
-    return {
+    const read: Target = {
       commit: target.commit,
       appId: Number(target.appId),
       ...(typeof target.appUuid === "string" && { appUuid: target.appUuid }),
     };
+    if (answer.etag) this.targets.set(uuid, { etag: answer.etag, target: read });
+    else this.targets.delete(uuid);
+    return read;
   }
 
   /** The device's tags, as the real supervisor's apiBinder.fetchDeviceTags reads them with its key. */
@@ -108,6 +124,16 @@ export class CloudClient {
   }
 
   private async call(method: string, path: string, key: string, body?: object): Promise<unknown> {
+    return parsed(await this.send(method, path, key, body), method, path);
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    key: string,
+    body?: object,
+    ifNoneMatch?: string,
+  ): Promise<Answer> {
     let response: Response;
     try {
       response = await fetch(`${this.api}${path}`, {
@@ -115,6 +141,7 @@ export class CloudClient {
         headers: {
           authorization: `Bearer ${key}`,
           ...(body !== undefined && { "content-type": "application/json" }),
+          ...(ifNoneMatch !== undefined && { "if-none-match": ifNoneMatch }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(TIMEOUT_MS),
@@ -122,14 +149,19 @@ export class CloudClient {
     } catch (error) {
       throw new CloudError(`${method} ${path}: ${(error as Error).message}`);
     }
-    const text = await response.text();
-    if (!response.ok) throw new CloudError(`${method} ${path}: ${response.status} ${text}`, response.status);
-    if (text === "") return undefined;
-    try {
-      return JSON.parse(text);
-    } catch {
-      // PATCH answers "OK" as text on some servers; only the GETs and POSTs need JSON.
-      return text;
-    }
+    return { status: response.status, text: await response.text(), etag: response.headers.get("etag") };
+  }
+}
+
+/** A 2xx answer's body: JSON, or its text; any other status is a `CloudError`. */
+function parsed(answer: Answer, method: string, path: string): unknown {
+  const { status, text } = answer;
+  if (status < 200 || status > 299) throw new CloudError(`${method} ${path}: ${status} ${text}`, status);
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    // PATCH answers "OK" as text on some servers; only the GETs and POSTs need JSON.
+    return text;
   }
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { ident, param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
@@ -74,14 +75,27 @@ function appNameCheck(value: unknown): unknown {
   return value;
 }
 
+// balena's fleet uuid (open-balena-api src/features/applications/hooks/defaults.ts): a UUID version 4
+// without its dashes, generated when the client sends none. Lower case only: balena-sdk looks a fleet
+// up by its uuid lower-cased, so a fleet with an upper-case one could never be found by it again.
+const FLEET_UUID = /^[0-9a-f]{12}4[0-9a-f]{3}[89ab][0-9a-f]{15}$/;
+
+function fleetUuidCheck(value: unknown): unknown {
+  if (typeof value === "string" && !FLEET_UUID.test(value)) {
+    throw new BadRequest("Application UUID must be a 32 character long lower case UUID version 4.");
+  }
+  return value;
+}
+
 export const applicationRules: ResourceRules = {
-  coercions: { should_track_latest_release: booleanText, app_name: appNameCheck },
+  coercions: { should_track_latest_release: booleanText, app_name: appNameCheck, uuid: fleetUuidCheck },
 
   async prepareCreate(values, context) {
     if (!values.has("device_type") && !values.has("is_for__device_type")) {
       throw new BadRequest("'device_type' (a device type slug) is required to create an application");
     }
     const columns = await storedColumns(values, context);
+    if (!values.has("uuid")) columns.set("uuid", randomUUID().replaceAll("-", ""));
     if (!values.has("organization")) columns.set("organization", await defaultOrganization(context));
     const actor = await newActor(context);
     columns.set("actor", actor);

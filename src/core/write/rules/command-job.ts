@@ -31,9 +31,15 @@ export interface Settled {
 }
 
 /**
+ * When a settle announces the job on COMMAND_JOB_CHANNEL: `always`; when its counts or status
+ * `changed`; or only when it `finished` (a worker that rate-limits its progress announcements).
+ */
+export type Announce = "always" | "changed" | "finished";
+
+/**
  * Moves a job's counts by the devices that just finished and sets its status and finished_at from
- * them; a change is announced on COMMAND_JOB_CHANNEL (always, with `announce`). The caller holds the
- * job's lock (lockCommandJobs), so no other step moves the counts meanwhile, and passes only the
+ * them, announcing it as `announce` says; answers whether the job is finished now. The caller holds
+ * the job's lock (lockCommandJobs), so no other step moves the counts meanwhile, and passes only the
  * result rows its own statements changed (their RETURNING), so the counts stay exact without
  * counting the job's rows again. A job is done when none of its devices is pending or running:
  * cancelled if it was cancelled, else succeeded, failed or partially_failed by its devices.
@@ -42,11 +48,11 @@ export async function settleCommandJob(
   tx: Executor,
   job: number,
   settled: Settled,
-  announce = false,
-): Promise<void> {
+  announce: Announce = "changed",
+): Promise<boolean> {
   const done = settled.ok + settled.failed + settled.skipped;
-  if (done === 0 && !announce) return;
-  await tx.query(
+  if (done === 0 && announce !== "always") return false;
+  const [row] = await tx.query<{ finished: boolean }>(
     toStatement(sql`WITH next AS (
       SELECT "id", "cancelled_at", "ok_count" + ${param(settled.ok, "int4")} AS ok,
         "failed_count" + ${param(settled.failed, "int4")} AS failed,
@@ -64,10 +70,13 @@ export async function settleCommandJob(
           ELSE 'partially_failed' END,
         "finished_at" = CASE WHEN n.pending = 0 THEN coalesce(j."finished_at", now()) END
       FROM next n WHERE j."id" = n."id"
-      RETURNING j."id"
+      RETURNING j."id", n.pending = 0 AS finished
     )
-    SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) FROM changed`),
+    SELECT finished, CASE WHEN finished OR ${param(announce !== "finished", "bool")}
+        THEN pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) END AS announced
+      FROM changed`),
   );
+  return row?.finished === true;
 }
 
 /**
@@ -95,7 +104,7 @@ export const commandJobRules: ResourceRules = {
     );
     for (const job of ids) {
       const count = skipped.filter((row) => row.command_job === job).length;
-      await settleCommandJob(context.tx, job, { ok: 0, failed: 0, skipped: count }, true);
+      await settleCommandJob(context.tx, job, { ok: 0, failed: 0, skipped: count }, "always");
     }
   },
 };

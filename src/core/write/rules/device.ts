@@ -107,10 +107,8 @@ export const deviceRules: ResourceRules = {
           ? ids
           : []
         : await idsWhere(context.tx, context.resource, ids, (row) => sql`${row}."is_online"`);
-      if (online.length > 0)
-        throw new BadRequest(
-          `Only an offline device can be deactivated; device ${online.join(", ")} is online`,
-        );
+      // balena's answer, word for word (balena-sdk's own tests expect it).
+      if (online.length > 0) throw new BadRequest("Devices must be offline in order to be deactivated.");
       // Deactivation is chargeable: one billing event per device that was active.
       await context.tx.query(
         toStatement(sql`INSERT INTO "billing_event" ("kind", "device", "device_uuid", "is_caused_by__actor")

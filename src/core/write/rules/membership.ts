@@ -1,5 +1,6 @@
 import { param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
+import { checkCreatable } from "../candidates.ts";
 import { columnDefault } from "../statements.ts";
 import type { Values } from "../values.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
@@ -37,7 +38,51 @@ async function storedColumns(values: Values, context: RuleContext): Promise<Valu
   return columns;
 }
 
+/**
+ * The member of a new membership: `user` (an id) or `username`, as balena-sdk 19's
+ * `organization.membership.create` sends it. The organization's administrator adds a user they
+ * cannot see yet, so the member is looked up here, not with the caller's read predicate, and only
+ * once the caller is known to administer the organization: whoever else asks learns nothing of
+ * which users exist.
+ */
+async function withMember(columns: Values, context: RuleContext): Promise<Values> {
+  const username = columns.get("username");
+  const user = columns.get("user");
+  if (username === undefined && user === undefined) {
+    throw new BadRequest("'user' (or 'username') is required to create a organization_membership");
+  }
+  if (username !== undefined && user !== undefined) {
+    throw new BadRequest("'user' and 'username' both name the member: send one of them");
+  }
+  const organization = columns.get("is_member_of__organization");
+  await checkCreatable(
+    context.tx,
+    context.resource,
+    new Map([["is_member_of__organization", organization]]),
+    context.permissions,
+  );
+  const [member] = await context.tx.query<{ id: number }>(
+    toStatement(
+      username !== undefined
+        ? sql`SELECT u."id" FROM "user" u WHERE lower(u."username") = lower(${param(username, "text")})`
+        : sql`SELECT u."id" FROM "user" u WHERE u."id" = ${param(user, "int4")}`,
+    ),
+  );
+  if (!member) {
+    throw new BadRequest(
+      username !== undefined
+        ? `'username' refers to user ${JSON.stringify(username)}, which does not exist`
+        : `'user' refers to user ${JSON.stringify(user)}, which does not exist`,
+    );
+  }
+  const resolved: Values = new Map(columns);
+  resolved.delete("username");
+  resolved.set("user", member.id);
+  return resolved;
+}
+
 export const membershipRules: ResourceRules = {
+  resolvesLinks: ["user"],
   coercions: {
     role: (value) => {
       if (typeof value === "string" && !Object.hasOwn(roleNames, value))
@@ -45,6 +90,6 @@ export const membershipRules: ResourceRules = {
       return value;
     },
   },
-  prepareCreate: storedColumns,
+  prepareCreate: async (values, context) => withMember(await storedColumns(values, context), context),
   prepareUpdate: (values, _ids, context) => storedColumns(values, context),
 };

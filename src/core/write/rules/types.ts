@@ -19,6 +19,11 @@ export interface RuleContext {
 export interface ResourceRules {
   /** The creator comes to own a new row (an organization): the caller's write predicate holds only after `afterCreate`. */
   readonly ownedByCreator?: boolean;
+  /**
+   * Links the rules look up themselves, with checks of their own (a membership's member, whom the
+   * organization's administrator adds without seeing them first); the write core leaves them alone.
+   */
+  readonly resolvesLinks?: readonly string[];
   /** Other forms a field accepts, adapted before validation (`"true"` for true). */
   readonly coercions?: Readonly<Record<string, (value: unknown) => unknown>>;
   /** The columns to insert: virtual fields resolved, server-assigned values filled in. */

@@ -22,9 +22,13 @@ async function withHashedPassword(values: Values): Promise<Values> {
   return columns;
 }
 
+// A username is also the handle of the user's personal organization. It is stored lower-cased, as
+// balena does at sign-up (logins compare it without case).
+const checkHandle = handleCheck("username");
+const username = (value: unknown) => checkHandle(typeof value === "string" ? value.toLowerCase() : value);
+
 export const userRules: ResourceRules = {
-  // A username is also the handle of the user's personal organization.
-  coercions: { username: handleCheck("username") },
+  coercions: { username },
 
   async prepareCreate(values, context) {
     const columns = await withHashedPassword(values);

@@ -1,7 +1,7 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
     FROM (SELECT "t0"."id", "t0"."device_name", "t0"."id" AS "__k0"
       FROM "device" "t0"
-      WHERE (TRUE) AND (right("t0"."device_name", char_length($1::text)) = $2::text)
+      WHERE (TRUE) AND starts_with(reverse("t0"."device_name"), reverse($1::text))
       ORDER BY "__k0" ASC) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", "t0"."device_name" AS "device_name") AS o)::text AS body
--- params: ["-07","-07"]
+-- params: ["-07"]

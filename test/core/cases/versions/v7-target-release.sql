@@ -9,17 +9,17 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
       ORDER BY "__k0" ASC
       LIMIT 4) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", CASE WHEN "t0"."should_be_running__release" IS NULL THEN NULL ELSE json_build_object('__id', "t0"."should_be_running__release") END AS "is_pinned_on__release", (SELECT coalesce((SELECT json_build_array(to_json(o))
-          FROM "release" "t3"
-          CROSS JOIN LATERAL (SELECT "t3"."commit" AS "commit") AS o
-          WHERE ("t3"."id" = coalesce("t0"."should_be_running__release", (SELECT "t2"."should_be_running__release"
-            FROM "application" "t2"
-            WHERE "t2"."id" = "t0"."belongs_to__application" AND (("t2"."is_public" OR "t2"."organization" IN (SELECT m."is_member_of__organization"
+          FROM "release" "t2"
+          CROSS JOIN LATERAL (SELECT "t2"."commit" AS "commit") AS o
+          WHERE ("t2"."id" = coalesce("t0"."should_be_running__release", (SELECT "t1"."should_be_running__release"
+            FROM "application" "t1"
+            WHERE "t1"."id" = "t0"."belongs_to__application" AND (("t1"."is_public" OR "t1"."organization" IN (SELECT m."is_member_of__organization"
               FROM "organization_membership" m
-              WHERE m."user" = $3::int4))))) AND (("t3"."belongs_to__application" IN (SELECT fa."id"
+              WHERE m."user" = $3::int4))))) AND (("t2"."belongs_to__application" IN (SELECT fa."id"
             FROM "application" fa
             WHERE fa."organization" IN (SELECT m."is_member_of__organization"
               FROM "organization_membership" m
-              WHERE m."user" = $4::int4)) OR ("t3"."is_final" AND "t3"."status" = 'success' AND NOT "t3"."is_invalidated" AND "t3"."belongs_to__application" IN (SELECT pa."id"
+              WHERE m."user" = $4::int4)) OR ("t2"."is_final" AND "t2"."status" = 'success' AND NOT "t2"."is_invalidated" AND "t2"."belongs_to__application" IN (SELECT pa."id"
             FROM "application" pa
             WHERE pa."is_public")))))), '[]'::json)) AS "should_be_running__release") AS o)::text AS body
 -- params: [2,2,2,2]

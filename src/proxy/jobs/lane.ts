@@ -1,0 +1,295 @@
+import type { Database } from "../../db/database.ts";
+import type { Model } from "../../model/types.ts";
+import { callDevice, type DeviceCallContext, type DeviceResult } from "../device-call.ts";
+import { outcomeOf, type ProxyOutcome } from "../outcome.ts";
+import { type Call, checkAgain, claimDevices } from "./check.ts";
+import type { CommandQueue, LaneData, LaneRun } from "./queue.ts";
+import {
+  type Claim,
+  cancelForSender,
+  ensureResults,
+  markRunning,
+  type Outcome,
+  releaseClaims,
+  unfinishedOf,
+} from "./results.ts";
+import type { Slots } from "./semaphore.ts";
+import type { ResultWriter } from "./writer.ts";
+
+export interface LaneLimits {
+  /** Devices in flight in a lane queued before lanes had a width of their own. */
+  readonly width: number;
+  /** Calls a device gets at most when it cannot be reached or does not answer in time. */
+  readonly attempts: number;
+  /** The wait before the first retry, doubled for each one after it. */
+  readonly retryDelaySeconds: number;
+  /** How long a claim holds a device: longer than a call may take, then another worker may take it. */
+  readonly leaseSeconds: number;
+}
+
+export interface LaneDeps extends DeviceCallContext {
+  readonly db: Database;
+  readonly model: Model;
+  readonly queue: CommandQueue;
+  /** This instance's devices in flight, over every lane (COMMAND_JOB_INSTANCE_CONCURRENCY). */
+  readonly slots: Slots;
+  readonly writer: ResultWriter;
+  /** Aborted when this instance stops: its lanes hand over to successors. */
+  readonly stopping: AbortSignal;
+  /** Told the outcomes of each set of devices called together, once they all answered (/metrics). */
+  readonly observe?: ((outcomes: readonly ProxyOutcome[]) => void) | undefined;
+}
+
+const BAD_GATEWAY = 502;
+// pg-boss expires a lane after an hour (queue.ts): it hands over to a successor well before.
+const LANE_TURN_MS = 30 * 60_000;
+// The longest a lane waits in place for a retry's backoff or a lease; for longer, a successor
+// starts then instead.
+const LONGEST_WAIT_S = 30;
+// How long a lane waits for its devices before it looks again.
+const LOOK_MS = 250;
+// Answers of a job not written yet that this instance holds at most before its lanes wait: the
+// memory a job takes does not grow with its size when the database writes slower than devices answer.
+const MAX_BACKLOG = 2_000;
+// A claimed device waiting for a slot is read again once its check is older than this: a device
+// is called at most this long after its sender's rights allowed it.
+const RECHECK_MS = 2_000;
+
+// A device that could not be reached or did not answer in time is worth another try; one that
+// answered (whatever it said), or whose supervisor is too old, is not.
+const retryable = (result: DeviceResult) => {
+  const outcome = outcomeOf(result);
+  return outcome === "timeout" || outcome === "unreachable";
+};
+
+function outcomeOfCall(claim: Claim, result: DeviceResult, limits: LaneLimits): Outcome {
+  return {
+    id: claim.id,
+    status: result.ok ? "ok" : "failed",
+    statusCode: result.statusCode,
+    body: result.body,
+    error: result.error,
+    retryAfterSeconds:
+      retryable(result) && claim.attempts < limits.attempts
+        ? limits.retryDelaySeconds * 2 ** (claim.attempts - 1)
+        : undefined,
+  };
+}
+
+/** Wakes every waiter whenever something changed (a device answered, a claim came in, the lane stops). */
+class Changes {
+  private readonly waiting = new Set<() => void>();
+
+  wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiting.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
+      this.waiting.add(done);
+    });
+  }
+
+  notify(): void {
+    for (const done of [...this.waiting]) done();
+  }
+}
+
+/**
+ * One lane of a job: keeps up to its width of the job's devices in flight (no more than this
+ * instance's slots allow), calling the next as each answers, so a slow device holds one slot, not
+ * the others. Two loops: one claims devices (and checks them) ahead of the free slots, up to a
+ * width; the other calls them as slots free. Answers go to the instance's writer, in bulk. The lane
+ * ends when none of the job's devices is left to claim (a sweeping lane: none is running either).
+ * Stopping, after LANE_TURN_MS, or before a long wait for a retry, it hands over to a successor.
+ */
+export async function runLane(
+  lane: LaneData,
+  run: LaneRun,
+  deps: LaneDeps,
+  limits: LaneLimits,
+): Promise<void> {
+  const { job, command } = lane;
+  const width = Math.max(1, lane.width ?? limits.width);
+  // Devices claimed ahead of the free slots: a claim's round trips overlap the calls. A lane of one
+  // claims its next device once the previous one answered: nothing ahead.
+  const ahead = width > 1 ? width : 0;
+  // Run again by pg-boss: its first run's claims may be a dead worker's, to take over.
+  const sweep = lane.sweep === true || run.retried;
+  // The lane's own end: its sender is gone, or one of its loops failed.
+  const ended = new AbortController();
+  const signal = AbortSignal.any([run.signal, deps.stopping, ended.signal]);
+  const changes = new Changes();
+  signal.addEventListener("abort", () => changes.notify(), { once: true });
+  const began = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  // Claimed and checked, waiting for a slot, in the job's order.
+  let waiting: Call[] = [];
+  let senderGone = false;
+  let finished = false;
+  let claiming = true;
+  let successorIn: number | undefined;
+
+  const call = (calls: readonly Call[]) => {
+    const outcomes: ProxyOutcome[] = [];
+    for (const { claim, device } of calls) {
+      const answered: Promise<void> = callDevice(device, command, deps)
+        .catch(
+          (error: unknown): DeviceResult => ({
+            deviceId: device.id,
+            uuid: device.uuid,
+            statusCode: BAD_GATEWAY,
+            ok: false,
+            body: null,
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        )
+        .then((result) => {
+          deps.writer.add(job, outcomeOfCall(claim, result, limits));
+          outcomes.push(outcomeOf(result));
+          if (outcomes.length === calls.length) deps.observe?.(outcomes);
+        })
+        .finally(() => {
+          inFlight.delete(answered);
+          deps.slots.give(1);
+          changes.notify();
+        });
+      inFlight.add(answered);
+    }
+  };
+
+  /** Hands over the devices waiting for a slot, which are then not called (their sender is gone). */
+  const takeWaiting = () => {
+    const taken = waiting.map((call) => call.claim.id);
+    waiting = [];
+    return taken;
+  };
+
+  /** Waits until none of this lane's devices is in flight or waiting, or `ms` passed. */
+  const drained = async (ms: number) => {
+    const until = Date.now() + ms;
+    while ((inFlight.size > 0 || waiting.length > 0) && Date.now() < until && !signal.aborted) {
+      await changes.wait(until - Date.now());
+    }
+  };
+
+  /** Claims devices while there is room for them, until none is left to claim. */
+  const claimer = async () => {
+    let started = false;
+    while (!signal.aborted) {
+      if (Date.now() - began > LANE_TURN_MS) {
+        successorIn = 0;
+        return;
+      }
+      const room = width + ahead - inFlight.size - waiting.length;
+      // Answers not written yet wait in memory: past MAX_BACKLOG, the lane waits for the writer.
+      if (room <= 0 || waiting.length > ahead / 2 || deps.writer.backlog(job) > MAX_BACKLOG) {
+        await changes.wait(LOOK_MS);
+        continue;
+      }
+      const { claimed, checked } = await claimDevices(job, room, limits.leaseSeconds, deps, takeWaiting);
+      if (checked.kind === "sender gone") {
+        senderGone = true;
+        ended.abort();
+        return;
+      }
+      if (checked.calls.length > 0) {
+        if (!started) {
+          started = true;
+          await markRunning(deps.db, job);
+        }
+        waiting.push(...checked.calls);
+        changes.notify();
+      }
+      if (claimed > 0) continue;
+      // Nothing to claim now. While this lane's own devices are out, their answers (a retry) may
+      // give it more: it looks again once they are all in, or after a while.
+      if (inFlight.size > 0 || waiting.length > 0) {
+        await drained(LOOK_MS);
+        continue;
+      }
+      await deps.writer.flush(job);
+      const left = await unfinishedOf(deps.db, job);
+      if (left.pending === 0 && (left.running === 0 || !sweep)) {
+        finished = true;
+        return;
+      }
+      const waits = [
+        ...(left.pending > 0 && left.pendingIn !== null ? [left.pendingIn] : []),
+        ...(sweep && left.running > 0 && left.runningIn !== null ? [left.runningIn] : []),
+      ];
+      const wait = waits.length > 0 ? Math.min(...waits) : LOOK_MS / 1000;
+      if (wait > LONGEST_WAIT_S) {
+        successorIn = wait;
+        return;
+      }
+      await changes.wait(Math.max(20, wait * 1000 + 10));
+    }
+  };
+
+  /** Calls the waiting devices as this lane's width and the instance's slots allow. */
+  const caller = async () => {
+    while (!signal.aborted) {
+      const [head] = waiting;
+      if (!head || inFlight.size >= width) {
+        if (!claiming && waiting.length === 0) return;
+        await changes.wait(LOOK_MS);
+        continue;
+      }
+      if (Date.now() - head.checkedAt > RECHECK_MS) {
+        const stale = waiting;
+        waiting = [];
+        const checked = await checkAgain(job, stale, deps, takeWaiting);
+        if (checked.kind === "sender gone") {
+          senderGone = true;
+          ended.abort();
+          return;
+        }
+        waiting = [...checked.calls, ...waiting];
+        continue;
+      }
+      const slots = await deps.slots.take(Math.min(waiting.length, width - inFlight.size), signal);
+      if (slots === 0) return;
+      const calls = signal.aborted ? [] : waiting.splice(0, slots);
+      deps.slots.give(slots - calls.length);
+      call(calls);
+    }
+  };
+
+  let failure: unknown;
+  try {
+    await ensureResults(deps.db, job);
+    const loops = await Promise.allSettled([
+      claimer()
+        .catch((error: unknown) => {
+          ended.abort();
+          throw error;
+        })
+        .finally(() => {
+          claiming = false;
+          changes.notify();
+        }),
+      caller().catch((error: unknown) => {
+        ended.abort();
+        throw error;
+      }),
+    ]);
+    failure = loops.find((loop) => loop.status === "rejected")?.reason;
+  } catch (error) {
+    failure = error;
+  }
+  // However the lane ended, its devices in flight answer and are recorded first; the ones still
+  // waiting were not called: skipped when the sender is gone, else given back to the job.
+  await Promise.all(inFlight);
+  const uncalled = waiting.map((call) => call.claim.id);
+  waiting = [];
+  if (senderGone) await deps.db.transaction((tx) => cancelForSender(tx, job, uncalled));
+  else await releaseClaims(deps.db, job, uncalled);
+  await deps.writer.flush(job);
+  if (failure !== undefined) throw failure;
+  // Ended, or pg-boss gave the lane to another worker (its heartbeat was missed): nothing to hand over.
+  if (finished || senderGone || run.signal.aborted) return;
+  await deps.queue.enqueue(deps.db, [{ ...lane, width, sweep }], successorIn ?? 0);
+}

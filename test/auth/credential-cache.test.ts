@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "../../src/accounts.ts";
+import { createApiKey, hashKey } from "../../src/auth/api-keys.ts";
+import { Authenticator } from "../../src/auth/caller.ts";
+import type { Executor, Statement } from "../../src/db/database.ts";
+import { buildModel } from "../../src/model/registry.ts";
+import { freshDatabase, type TestDatabase } from "../support/databases.ts";
+
+// Issue 28: the credential cache is looked up by the credential itself (no hash per request). It
+// must still forget at once, stay bounded and never outlive a credential.
+
+describe("the credential cache", () => {
+  let test: TestDatabase;
+  let actor: number;
+
+  /** The test database, counting the lookups that reach it; `gate` holds each answer back until it resolves. */
+  function counted(gate?: () => Promise<void>) {
+    const executor = {
+      lookups: 0,
+      async query<Row>(statement: Statement): Promise<Row[]> {
+        executor.lookups++;
+        const rows = await test.db.query<Row>(statement);
+        await gate?.();
+        return rows;
+      },
+      script: (sql: string) => test.db.script(sql),
+    } satisfies Executor & { lookups: number };
+    return executor;
+  }
+
+  const secret = new Uint8Array(32).fill(7);
+  const newKey = (name: string, expiryDate?: string) =>
+    createApiKey(test.db, { actor, name, ...(expiryDate ? { expiryDate } : {}) });
+  const deleteKey = (name: string) =>
+    test.db.query({ text: `DELETE FROM "api_key" WHERE "name" = $1::text`, values: [name] });
+
+  beforeAll(async () => {
+    test = await freshDatabase("embedded");
+    const userId = await createUser(test.db, buildModel(), {
+      username: "cached",
+      email: "cached@example.com",
+      password: "a long enough password",
+    });
+    const [row] = await test.db.query<{ actor: number }>({
+      text: `SELECT "actor" FROM "user" WHERE "id" = $1::int4`,
+      values: [userId],
+    });
+    actor = row?.actor as number;
+  });
+  afterAll(() => test.drop());
+
+  it("answers a repeated credential without the database, until it is forgotten", async () => {
+    const db = counted();
+    const authenticator = new Authenticator(db, secret);
+    const key = await newKey("repeated");
+    expect((await authenticator.authenticate(key))?.actor).toBe(actor);
+    expect((await authenticator.authenticate(key))?.actor).toBe(actor);
+    expect(db.lookups).toBe(1);
+
+    // A key deleted is refused on the next request once the write that deleted it forgets.
+    await deleteKey("repeated");
+    authenticator.forget();
+    expect(await authenticator.authenticate(key)).toBeUndefined();
+    expect(db.lookups).toBe(2);
+  });
+
+  it("keeps no answer of a lookup that a forget overtook", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let hold = true;
+    const db = counted(() => (hold ? held : Promise.resolve()));
+    const authenticator = new Authenticator(db, secret);
+    const key = await newKey("overtaken");
+
+    // The lookup read the key; the key is deleted (and the cache forgotten) before it answers.
+    const pending = authenticator.authenticate(key);
+    await deleteKey("overtaken");
+    authenticator.forget();
+    release();
+    hold = false;
+    expect((await pending)?.actor).toBe(actor);
+    // The stale answer was not kept: the next request looks the key up, and is refused.
+    expect(await authenticator.authenticate(key)).toBeUndefined();
+    expect(db.lookups).toBe(2);
+  });
+
+  it("stays bounded, letting the credential kept longest go first", async () => {
+    const db = counted();
+    const authenticator = new Authenticator(db, secret, { maxEntries: 3 });
+    const keys = await Promise.all(["b0", "b1", "b2", "b3"].map((name) => newKey(name)));
+    for (const key of keys) await authenticator.authenticate(key);
+    expect(db.lookups).toBe(4);
+    // b1–b3 are kept; b0 went when b3 came.
+    for (const key of keys.slice(1)) await authenticator.authenticate(key);
+    expect(db.lookups).toBe(4);
+    await authenticator.authenticate(keys[0] as string);
+    expect(db.lookups).toBe(5);
+  });
+
+  it("keeps a credential no longer than its time-out, nor than the credential itself", async () => {
+    const db = counted();
+    const authenticator = new Authenticator(db, secret, { ttlMs: 60_000 });
+    const soon = new Date(Date.now() + 1_500).toISOString();
+    const key = await newKey("expiring", soon);
+    expect((await authenticator.authenticate(key))?.actor).toBe(actor);
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    expect(await authenticator.authenticate(key)).toBeUndefined();
+    expect(db.lookups).toBe(2);
+
+    const short = new Authenticator(counted(), secret, { ttlMs: 50 });
+    const other = await newKey("short-lived cache");
+    expect((await short.authenticate(other))?.actor).toBe(actor);
+    await deleteKey("short-lived cache");
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    // Deleted without a forget (another instance's write): refused once the entry timed out.
+    expect(await short.authenticate(other)).toBeUndefined();
+  });
+
+  it("does not keep a credential longer than any the server issues", async () => {
+    const db = counted();
+    const authenticator = new Authenticator(db, secret);
+    const long = "k".repeat(2_000);
+    await test.db.query({
+      text: `INSERT INTO "api_key" ("is_of__actor", "name", "key_hash") VALUES ($1::int4, 'long', $2::text)`,
+      values: [actor, hashKey(long)],
+    });
+    expect((await authenticator.authenticate(long))?.actor).toBe(actor);
+    expect((await authenticator.authenticate(long))?.actor).toBe(actor);
+    expect(db.lookups).toBe(2);
+  });
+});
