@@ -1,3 +1,4 @@
+import type { EmbeddedMemory } from "./embedded-memory.ts";
 import type { Latency, LoadResult } from "./load.ts";
 
 type Status = "ok" | "failures" | "unavailable" | "skipped";
@@ -94,6 +95,7 @@ export interface RunResult {
   readonly latencies: readonly LatencyRow[];
   readonly coldStart?: ColdStart;
   readonly memory?: Memory;
+  readonly embeddedMemory?: EmbeddedMemory;
   readonly targets: readonly TargetResult[];
   readonly seconds: number;
 }
@@ -112,6 +114,8 @@ export const targets = {
   W5: 1.3,
   W6Ms: 400,
   W7MiB: 150,
+  /** W9: the embedded server's RSS from a minute after any start on, under the demo reads. */
+  W9MiB: 300,
   /** W8: every nested-count filter's p99, at most (issue 28: no small read takes seconds). */
   W8Ms: 1000,
 } as const;
@@ -208,7 +212,10 @@ function latencyWithin(
 }
 
 export function evaluate(result: Omit<RunResult, "targets">): TargetResult[] {
-  const { loads, latencies, coldStart, memory } = result;
+  const { loads, latencies, coldStart, memory, embeddedMemory } = result;
+  const embeddedPeak = embeddedMemory
+    ? Math.max(embeddedMemory.firstStartPeakMiB, embeddedMemory.warmStartPeakMiB)
+    : undefined;
   return [
     atLeast(loads, targets.odataIds, targets.odata, "OData"),
     atLeast(loads, targets.graphqlIds, targets.graphql, "GraphQL"),
@@ -227,6 +234,11 @@ export function evaluate(result: Omit<RunResult, "targets">): TargetResult[] {
       target: `W7 resident memory ≤ ${targets.W7MiB} MiB after all workloads`,
       measured: memory ? `${memory.afterAllMiB.toFixed(0)} MiB` : "skipped",
       pass: memory ? memory.afterAllMiB <= targets.W7MiB : null,
+    },
+    {
+      target: `W9 embedded resident memory ≤ ${targets.W9MiB} MiB from a minute after any start, under load`,
+      measured: embeddedPeak === undefined ? "skipped" : `${embeddedPeak.toFixed(0)} MiB`,
+      pass: embeddedPeak === undefined ? null : embeddedPeak <= targets.W9MiB,
     },
   ];
 }
@@ -334,6 +346,10 @@ export function markdown(result: RunResult): string {
           .map(([name, mib]) => `; ${name} ${n0(mib)} MiB after the reads`)
           .join("")}.`
       : "W7 resident memory: skipped.",
+    "",
+    result.embeddedMemory
+      ? `W9 the embedded database (PGlite), demo data: first start ${n0(result.embeddedMemory.firstStartMs)} ms to /ping, ${n0(result.embeddedMemory.afterFirstStartMiB)} MiB then, ${n0(result.embeddedMemory.afterSeedMiB)} MiB after the demo seed, at most ${n0(result.embeddedMemory.firstStartPeakMiB)} MiB (${n0(result.embeddedMemory.firstStartUnderLoadMiB)} at the end) under W1 and W2 from a minute after the start; restarted on its data, at most ${n0(result.embeddedMemory.warmStartPeakMiB)} MiB (${n0(result.embeddedMemory.warmStartUnderLoadMiB)} at the end) under the same reads.`
+      : "W9 embedded memory: skipped.",
     "",
     "| target | measured | result |",
     "|---|---|---|",

@@ -13,6 +13,7 @@ import { measureBulkPatch } from "./bulk.ts";
 import { chart } from "./chart.ts";
 import { measureColdStart } from "./coldstart.ts";
 import { createAdminKey, createMemberKey, DEVICES_PER_FLEET, FLEETS, prepareData } from "./data.ts";
+import { type EmbeddedMemory, measureEmbeddedMemory } from "./embedded-memory.ts";
 import type { SerialSettings, Target } from "./load.ts";
 import { measureNestedFilters } from "./nested.ts";
 import { resultsDir } from "./paths.ts";
@@ -194,6 +195,11 @@ async function main(): Promise<void> {
     log("cold starts");
     coldStart = await measureColdStart(databaseUrl, serverEnv, coldStarts);
   }
+  let embeddedMemory: EmbeddedMemory | undefined;
+  if (wanted("W9")) {
+    log("the embedded database's memory");
+    embeddedMemory = await measureEmbeddedMemory(serverEnv, quick ? 20 : 60);
+  }
 
   const partial: Omit<RunResult, "targets"> = {
     date: new Date().toISOString(),
@@ -220,6 +226,7 @@ async function main(): Promise<void> {
     latencies,
     ...(coldStart ? { coldStart } : {}),
     ...(memory && wanted("W7") ? { memory } : {}),
+    ...(embeddedMemory ? { embeddedMemory } : {}),
     seconds: (performance.now() - began) / 1000,
   };
   const result: RunResult = { ...partial, targets: evaluate(partial) };

@@ -99,7 +99,7 @@ async function prepareDatabase(
   model: Model,
   logger: Logger,
 ): Promise<{ db: Database; admin: AdminOrigin }> {
-  const db = await openDatabase(config);
+  const db = await openDatabase(config, { progress: (message) => logger.info(message) });
   try {
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, "migrations applied");

@@ -27,8 +27,14 @@ export interface PoolStats {
 
 export interface Database extends Executor {
   readonly kind: "postgres" | "embedded";
-  /** The typed client for writes, on the same connections as `query`. */
+  /** The typed client for writes, on the same connections as `query`, made on first use. */
   readonly prisma: PrismaClient;
+  /**
+   * The embedded database: lets the typed client go until it is used again. It holds about 80 MiB
+   * of the server's memory, which a server that used it once (the demo seed, run inside it) need
+   * not keep. (On PostgreSQL the seed is a process of its own.)
+   */
+  releasePrisma?(): Promise<void>;
   /** Runs `work` in one transaction on one connection; rolls back if it throws. */
   transaction<T>(work: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;

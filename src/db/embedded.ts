@@ -5,6 +5,7 @@ import { PrismaClient } from "../generated/prisma/client.ts";
 import { ConnectionBudget } from "./connection-budget.ts";
 import type { Database, Executor, Statement } from "./database.ts";
 import { lockDirectory } from "./directory-lock.ts";
+import { createDataDir, isNewDataDir } from "./embedded-first-start.ts";
 import { QueryCancelled } from "./failures.ts";
 import { countStatement, currentUnit } from "./unit-of-work.ts";
 
@@ -30,14 +31,42 @@ function executorOn(client: PGlite | Transaction): Executor {
   };
 }
 
+// PostgreSQL's memory settings, set for one process serving one fleetgate (measured on 2026-11-26,
+// README "The embedded database's memory"): PostgreSQL's defaults are for a server of its own. A
+// WebAssembly memory grows to the most it ever held and never gives it back, so every buffer here is
+// paid for the process's whole life. 16 MB of shared buffers hold the demo data and a fleet's hot
+// rows many times over (the files themselves stay in the system's page cache); an index built by a
+// migration sorts in 16 MB; single-user mode has one connection.
+const startParams = [
+  ...PGlite.defaultStartParams,
+  ...["-c", "shared_buffers=16MB"],
+  ...["-c", "maintenance_work_mem=16MB"],
+  ...["-c", "max_connections=10"],
+];
+
+export interface EmbeddedOptions {
+  /** Told what takes long before it starts (a new data directory), for the log. */
+  readonly progress?: (message: string) => void;
+}
+
 /** PGlite: PostgreSQL compiled to WebAssembly, in this process, stored in `dataDir` (or memory). */
-export async function openEmbedded(dataDir: string | undefined): Promise<Database> {
+export async function openEmbedded(
+  dataDir: string | undefined,
+  options: EmbeddedOptions = {},
+): Promise<Database> {
   let unlock = () => {};
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     unlock = lockDirectory(dataDir);
+    if (isNewDataDir(dataDir)) {
+      options.progress?.(`creating the embedded database in ${dataDir} (first start only)`);
+      await createDataDir(dataDir).catch((error: unknown) => {
+        unlock();
+        throw error;
+      });
+    }
   }
-  const pglite = await PGlite.create(dataDir);
+  const pglite = await PGlite.create(dataDir, { startParams });
   await pglite.exec("SET TimeZone = 'UTC'");
   // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
   let prisma: PrismaClient | undefined;
@@ -47,6 +76,11 @@ export async function openEmbedded(dataDir: string | undefined): Promise<Databas
     get prisma() {
       prisma ??= new PrismaClient({ adapter: new PrismaPGlite(pglite) });
       return prisma;
+    },
+    async releasePrisma() {
+      const released = prisma;
+      prisma = undefined;
+      await released?.$disconnect();
     },
     ...executorOn(pglite),
     transaction: (work) => pglite.transaction((tx) => work(executorOn(tx))),

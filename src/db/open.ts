@@ -1,6 +1,6 @@
 import type { Config } from "../config.ts";
 import type { Database } from "./database.ts";
-import { openEmbedded } from "./embedded.ts";
+import { type EmbeddedOptions, openEmbedded } from "./embedded.ts";
 import { openPostgres } from "./postgres.ts";
 
 /** PostgreSQL when DATABASE_URL is set, otherwise the embedded database in DATA_DIR. */
@@ -17,6 +17,7 @@ export function openDatabase(
     | "DATABASE_CONNECT_TIMEOUT_MS"
     | "DATABASE_STREAM_CONNECTIONS"
   >,
+  embedded: EmbeddedOptions = {},
 ) {
   return config.DATABASE_URL
     ? Promise.resolve<Database>(
@@ -33,5 +34,5 @@ export function openDatabase(
             : {}),
         }),
       )
-    : openEmbedded(config.DATA_DIR);
+    : openEmbedded(config.DATA_DIR, embedded);
 }

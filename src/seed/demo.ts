@@ -34,6 +34,14 @@ export interface DemoSummary {
 export async function seedDemo(db: Database): Promise<DemoSummary> {
   const password = await hashPassword(demoLogin.password);
   await loadDefaultCatalogue(db);
+  try {
+    return await seedRows(db, password);
+  } finally {
+    await db.releasePrisma?.();
+  }
+}
+
+function seedRows(db: Database, password: string): Promise<DemoSummary> {
   return db.prisma.$transaction(
     async (tx) => {
       const user =
