@@ -11,10 +11,12 @@ export const GRAPHIQL_ASSETS = "/graphql/assets";
 
 const defaultQuery = `# fleetgate's GraphQL: the same data, permissions and rules as the OData API.
 #
-# Every request needs a credential. Open "Headers" (below the editor) and write:
+# Without a credential a query reads what a guest may: public fleets and their public releases,
+# and the device-type catalogue. Mutations, supervisor commands and everything else need one:
+# open "Headers" (below the editor) and write
 #   {"Authorization": "Bearer <token>"}
 # where <token> is a session token (POST /login_ {"username": "…", "password": "…"} answers one)
-# or an API key. The schema (Docs, top left) is readable without one.
+# or an API key. The schema (Docs, top left) is readable either way.
 #
 # Run the query with Ctrl-Enter.
 {
@@ -35,7 +37,6 @@ const defaultQuery = `# fleetgate's GraphQL: the same data, permissions and rule
 export const graphiqlOptions: GraphiQLOptions = {
   title: "fleetgate GraphiQL",
   defaultQuery,
-  headers: JSON.stringify({ Authorization: "Bearer <token>" }, null, 2),
 };
 
 type Build = typeof import("@graphql-yoga/render-graphiql/graphiql");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { graphiqlOptions } from "../../src/graphql/graphiql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 17: GraphiQL works without internet. The page is fetched as a browser fetches it, over real
@@ -28,6 +29,18 @@ describe("GraphiQL at /graphql, offline", { timeout: 60_000 }, () => {
     expect(page).toMatch(/<title>fleetgate GraphiQL<\/title>/);
     expect(page).toContain("applications(first: 10");
     expect(page).toContain('{\\"Authorization\\": \\"Bearer <token>\\"}'.replaceAll("<", "\\u003c"));
+  });
+
+  it("runs its example query as it opens, without a credential (a guest's public rows)", async () => {
+    const response = await fetch(`${server.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: graphiqlOptions.defaultQuery }),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data?: unknown; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    expect(body.data).toEqual({ applications: expect.any(Array) });
   });
 
   it("loads every script and stylesheet from this server, and each answers 200", async () => {
