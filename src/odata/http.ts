@@ -4,7 +4,7 @@ import type { ReadLimits } from "../core/limits.ts";
 import type { Database } from "../db/database.ts";
 import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import { metadataDocument } from "./metadata.ts";
+import { metadataDocument, serviceDocument } from "./metadata.ts";
 import { type ReadContext, read } from "./read.ts";
 import type { Versions } from "./versions/index.ts";
 import { DRY_RUN_HEADER, write } from "./write.ts";
@@ -46,6 +46,16 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
       await deps.callerOf(request);
       return reply.type("application/xml").send(metadata);
     });
+
+    // The service document at the version's root (OData v4 JSON Format, section 5): where a generic
+    // client, or a person following the banner's link, starts.
+    const service = serviceDocument(version, deps.versions.view(version).model);
+    const serviceRoute = async (request: FastifyRequest, reply: FastifyReply) => {
+      await deps.callerOf(request);
+      return reply.type("application/json").header("odata-version", "4.0").send(service);
+    };
+    // `/v6/` too: the router ignores a trailing slash.
+    app.get(`/${version}`, serviceRoute);
 
     app.get(`/${version}/*`, async (request, reply) => {
       const { permissions } = await deps.callerOf(request);

@@ -70,3 +70,15 @@ export function metadataDocument(model: Model, namespace = "fleetgate"): string 
     "</edmx:Edmx>",
   ].join("\n");
 }
+
+/** The OData v4 JSON service document of a version: each resource as an entity set, by its URL. */
+export function serviceDocument(version: string, model: Model): string {
+  return JSON.stringify({
+    "@odata.context": `/${version}/$metadata`,
+    value: [...model.resources.values()].map((resource) => ({
+      name: resource.name,
+      kind: "EntitySet",
+      url: resource.name,
+    })),
+  });
+}
