@@ -6,6 +6,7 @@ import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { metadataDocument, serviceDocument } from "./metadata.ts";
 import { type ReadContext, read } from "./read.ts";
+import { V4_HEADERS } from "./serialize.ts";
 import type { Versions } from "./versions/index.ts";
 import { DRY_RUN_HEADER, write } from "./write.ts";
 
@@ -44,7 +45,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
 
     app.get(`/${version}/$metadata`, async (request, reply) => {
       await deps.callerOf(request);
-      return reply.type("application/xml").send(metadata);
+      return reply.type("application/xml").headers(V4_HEADERS).send(metadata);
     });
 
     // The service document at the version's root (OData v4 JSON Format, section 5): where a generic
@@ -52,7 +53,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
     const service = serviceDocument(version, deps.versions.view(version).model);
     const serviceRoute = async (request: FastifyRequest, reply: FastifyReply) => {
       await deps.callerOf(request);
-      return reply.type("application/json").header("odata-version", "4.0").send(service);
+      return reply.type("application/json").headers(V4_HEADERS).send(service);
     };
     // `/v6/` too: the router ignores a trailing slash.
     app.get(`/${version}`, serviceRoute);
@@ -70,7 +71,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           compiled: deps.compiled,
         },
       );
-      return reply.type(result.contentType).send(result.body);
+      return reply.type(result.contentType).headers(result.headers).send(result.body);
     });
 
     const writeRoute = async (request: FastifyRequest, reply: FastifyReply) => {

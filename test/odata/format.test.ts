@@ -152,6 +152,7 @@ describe.each(databaseKinds)("response formats on %s", (kind) => {
       });
       // The context is the first member, as OData v4 JSON requires.
       expect(response.body.startsWith('{"@odata.context":')).toBe(true);
+      expect(response.headers["odata-version"]).toBe("4.0");
     });
 
     it.each(negotiations)("$name: @odata.context names the resource", async ({ headers, query }) => {
@@ -293,6 +294,19 @@ describe.each(databaseKinds)("response formats on %s", (kind) => {
         expect(body.error.message).not.toBe("");
       },
     );
+
+    it("a count, an error and $metadata say OData-Version 4.0; a pinejs answer does not", async () => {
+      const count = await get("/v6/device/$count", { "odata-version": "4.0" });
+      expect([count.statusCode, count.headers["odata-version"]]).toEqual([200, "4.0"]);
+      const error = await get("/v6/no_such_resource", { "odata-version": "4.0" });
+      expect([error.statusCode, error.headers["odata-version"]]).toEqual([404, "4.0"]);
+      const metadata = await get("/v6/$metadata");
+      expect(metadata.headers["odata-version"]).toBe("4.0");
+      const pinejs = await get("/v6/device?$top=1");
+      expect([pinejs.statusCode, pinejs.headers["odata-version"]]).toEqual([200, undefined]);
+      const pinejsError = await get("/v6/no_such_resource");
+      expect(pinejsError.headers["odata-version"]).toBeUndefined();
+    });
 
     it("error: $format=xml with OData-Version 4.0 → 400 {error:{code,message}}", async () => {
       const response = await get("/v6/device?$format=xml", { "odata-version": "4.0" });
