@@ -34,7 +34,7 @@ export function devicesChart(result: DevicesResult): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${left}" y="24" font-size="16" font-weight="bold">${escapeXml(`Device API: requests/s at p99 ≤ ${config.p99LimitMs} ms, ${config.devices.toLocaleString("en")} devices`)}</text>`,
-    `<text x="${left}" y="42" fill="#555">${escapeXml(`${result.date.slice(0, 16).replace("T", " ")} UTC, ${machine.cpus} × ${machine.cpuModel}; ${machine.postgres}; one PostgreSQL, 1 load process.`)}</text>`,
+    `<text x="${left}" y="42" fill="#555">${escapeXml(`${result.date.slice(0, 16).replace("T", " ")} UTC, ${machine.cpus} × ${machine.cpuModel}; ${machine.postgres}; one PostgreSQL, ${config.loadProcesses} load process${config.loadProcesses === 1 ? "" : "es"}.`)}</text>`,
     `<text x="${left}" y="58" fill="#555">${escapeXml(`Polls every ${config.pollIntervalS} s (+≤${config.pollJitterS} s), reports every ${config.reportIntervalS} s; ramp ×${config.rampFactor} from ${config.rampFrom} req/s, ${config.stepSeconds} s steps. Dashes: the devices' real rate.`)}</text>`,
   ];
   let legendX = left;

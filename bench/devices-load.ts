@@ -10,7 +10,7 @@ import { deviceKey, deviceUuid, fleetOf, type Seeded } from "./devices-seed.ts";
 // instead of quietly lowering the load (no coordinated omission).
 
 export type DeviceApi = "v2" | "v3";
-type Kind = "poll" | "report";
+export type Kind = "poll" | "report";
 
 /** What came back: the status (0: no answer), the ETag, or the connection's error. */
 interface Outcome {
@@ -39,6 +39,46 @@ export interface PhaseStats {
   readonly reports: KindStats;
   /** Up to five distinct error texts, for the log. */
   readonly why: readonly string[];
+  /** CPU time (user + system) of the load process(es) during the phase. */
+  readonly generatorCpuMicros: number;
+}
+
+interface Counts {
+  sent: number;
+  ok: number;
+  notModified: number;
+  errors: number;
+}
+
+/** One load process's phase before it is summarised: counts and every latency, so processes merge. */
+export interface RawPhase {
+  readonly seconds: number;
+  readonly counts: Readonly<Record<Kind, Counts>>;
+  readonly samples: Readonly<Record<Kind, number[]>>;
+  readonly why: readonly string[];
+  readonly cpuMicros: number;
+}
+
+/** The share of the devices one load process drives: devices index + 1, index + 1 + of, … */
+export interface Partition {
+  readonly index: number;
+  readonly of: number;
+}
+
+/** What drives the devices: this process (`SimulatedDevices`) or several (devices-load-processes.ts). */
+export interface DeviceLoad {
+  prime(
+    bases: readonly string[],
+    api: DeviceApi,
+    concurrency: number,
+  ): Promise<{ ms: number; failed: string[] }>;
+  run(bases: readonly string[], api: DeviceApi, rates: Rates, seconds: number): Promise<PhaseStats>;
+  close(): Promise<void>;
+}
+
+export interface Rates {
+  readonly poll: number;
+  readonly report: number;
 }
 
 // A fleetgate ETag is a quoted 32-character base64url hash (src/devices/target.ts `targetEtag`).
@@ -57,7 +97,7 @@ function scatter(n: number, seed: number): (k: number) => number {
 }
 
 /** The devices' side of the bench: who they are, what they last saw, where they send. */
-export class SimulatedDevices {
+export class SimulatedDevices implements DeviceLoad {
   private readonly etags = new Map<DeviceApi, Buffer>();
   private readonly pollOrder: (k: number) => number;
   private readonly reportOrder: (k: number) => number;
@@ -72,13 +112,19 @@ export class SimulatedDevices {
     private readonly connections: number,
     /** One report in this many changes the device's state (status, running release); the rest carry metrics. */
     private readonly changeEvery: number,
+    private readonly partition: Partition = { index: 0, of: 1 },
   ) {
-    this.pollOrder = scatter(seeded.devices, 2_654_435_761);
-    this.reportOrder = scatter(seeded.devices, 40_503);
+    this.pollOrder = scatter(this.count, 2_654_435_761);
+    this.reportOrder = scatter(this.count, 40_503);
   }
 
+  /** How many devices this process drives; its i-th (from 0) is device `device(i)`. */
   get count(): number {
-    return this.seeded.devices;
+    return Math.floor((this.seeded.devices - 1 - this.partition.index) / this.partition.of) + 1;
+  }
+
+  private device(i: number): number {
+    return i * this.partition.of + this.partition.index + 1;
   }
 
   private agent(base: string): Agent {
@@ -90,25 +136,25 @@ export class SimulatedDevices {
     return agent;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     for (const agent of this.agents.values()) agent.destroy();
     this.agents.clear();
   }
 
-  private etag(api: DeviceApi, n: number): string | undefined {
+  private etag(api: DeviceApi, i: number): string | undefined {
     const buffer = this.etags.get(api);
-    if (!buffer || buffer[(n - 1) * ETAG_BYTES] === 0) return undefined;
-    return buffer.toString("latin1", (n - 1) * ETAG_BYTES, n * ETAG_BYTES);
+    if (!buffer || buffer[i * ETAG_BYTES] === 0) return undefined;
+    return buffer.toString("latin1", i * ETAG_BYTES, (i + 1) * ETAG_BYTES);
   }
 
-  private remember(api: DeviceApi, n: number, etag: string): void {
+  private remember(api: DeviceApi, i: number, etag: string): void {
     if (etag.length !== ETAG_BYTES) throw new Error(`unexpected ETag ${etag}`);
     let buffer = this.etags.get(api);
     if (!buffer) {
       buffer = Buffer.alloc(this.count * ETAG_BYTES);
       this.etags.set(api, buffer);
     }
-    buffer.write(etag, (n - 1) * ETAG_BYTES, "latin1");
+    buffer.write(etag, i * ETAG_BYTES, "latin1");
   }
 
   private send(
@@ -150,12 +196,13 @@ export class SimulatedDevices {
   }
 
   /**
-   * Device `n` polls its target with the ETag it holds, as balena-supervisor's `poll.ts` does;
-   * `"ok"` (200, a new ETag kept), `"not-modified"` (304) or an error text.
+   * This process's device `i` polls its target with the ETag it holds, as balena-supervisor's
+   * `poll.ts` does; `"ok"` (200, a new ETag kept), `"not-modified"` (304) or an error text.
    */
-  async poll(base: string, api: DeviceApi, n: number): Promise<"ok" | "not-modified" | string> {
+  private async poll(base: string, api: DeviceApi, i: number): Promise<"ok" | "not-modified" | string> {
+    const n = this.device(i);
     const uuid = deviceUuid(n);
-    const etag = this.etag(api, n);
+    const etag = this.etag(api, i);
     const outcome = await this.send(
       base,
       "GET",
@@ -167,12 +214,13 @@ export class SimulatedDevices {
     if (outcome.status === 304 && etag !== undefined) return "not-modified";
     if (outcome.status !== 200) return `poll: HTTP ${outcome.status}`;
     if (outcome.etag === undefined) return "poll: 200 without an ETag";
-    this.remember(api, n, outcome.etag);
+    this.remember(api, i, outcome.etag);
     return "ok";
   }
 
-  /** Device `n` reports its state: metrics, or (one in `changeEvery`) a changed status and release. */
-  async report(base: string, api: DeviceApi, n: number): Promise<"ok" | string> {
+  /** Device `i` reports its state: metrics, or (one in `changeEvery`) a changed status and release. */
+  private async report(base: string, api: DeviceApi, i: number): Promise<"ok" | string> {
+    const n = this.device(i);
     const uuid = deviceUuid(n);
     const fleet = fleetOf(this.seeded.fleets, n);
     const change = ++this.changes % this.changeEvery === 0;
@@ -216,31 +264,30 @@ export class SimulatedDevices {
   ): Promise<{ ms: number; failed: string[] }> {
     const started = performance.now();
     const failed: string[] = [];
-    let next = 1;
+    let next = 0;
     const worker = async (lane: number) => {
-      while (next <= this.count) {
-        const n = next++;
-        const outcome = await this.poll(bases[lane % bases.length] as string, api, n);
-        if (outcome !== "ok" && failed.length < 5) failed.push(`device ${n}: ${outcome}`);
+      while (next < this.count) {
+        const i = next++;
+        const outcome = await this.poll(bases[lane % bases.length] as string, api, i);
+        if (outcome !== "ok" && failed.length < 5) failed.push(`device ${this.device(i)}: ${outcome}`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, (_, lane) => worker(lane)));
     return { ms: performance.now() - started, failed };
   }
 
+  async run(bases: readonly string[], api: DeviceApi, rates: Rates, seconds: number): Promise<PhaseStats> {
+    return summarise([await this.runRaw(bases, api, rates, seconds)], seconds);
+  }
+
   /**
-   * Open-loop load for `seconds`: polls at `pollRate` and reports at `reportRate` per second, each
-   * at its own evenly spaced intended time, to the next device of a scattered order, spread over
-   * `bases` in turn.
+   * Open-loop load for `seconds`: polls at `rates.poll` and reports at `rates.report` per second,
+   * each at its own evenly spaced intended time, to the next device of a scattered order, spread
+   * over `bases` in turn.
    */
-  async run(
-    bases: readonly string[],
-    api: DeviceApi,
-    rates: { readonly poll: number; readonly report: number },
-    seconds: number,
-  ): Promise<PhaseStats> {
-    const samples = { poll: [] as number[], report: [] as number[] };
-    const counts = {
+  async runRaw(bases: readonly string[], api: DeviceApi, rates: Rates, seconds: number): Promise<RawPhase> {
+    const samples: Record<Kind, number[]> = { poll: [], report: [] };
+    const counts: Record<Kind, Counts> = {
       poll: { sent: 0, ok: 0, notModified: 0, errors: 0 },
       report: { sent: 0, ok: 0, notModified: 0, errors: 0 },
     };
@@ -257,12 +304,12 @@ export class SimulatedDevices {
         return;
       }
       const base = bases[target++ % bases.length] as string;
-      const n =
+      const i =
         kind === "poll"
-          ? this.pollOrder(this.pollCursor++ % this.count) + 1
-          : this.reportOrder(this.reportCursor++ % this.count) + 1;
+          ? this.pollOrder(this.pollCursor++ % this.count)
+          : this.reportOrder(this.reportCursor++ % this.count);
       inFlight++;
-      const sent = kind === "poll" ? this.poll(base, api, n) : this.report(base, api, n);
+      const sent = kind === "poll" ? this.poll(base, api, i) : this.report(base, api, i);
       pending.push(
         sent.then((outcome) => {
           inFlight--;
@@ -276,6 +323,7 @@ export class SimulatedDevices {
         }),
       );
     };
+    const cpuBefore = process.cpuUsage();
     const started = performance.now();
     const end = started + seconds * 1000;
     const issued = { poll: 0, report: 0 };
@@ -300,21 +348,40 @@ export class SimulatedDevices {
       tick();
     });
     await Promise.all(pending);
-    const elapsed = (performance.now() - started) / 1000;
-    const stats = (kind: Kind): KindStats => {
-      const sorted = samples[kind].sort((a, b) => a - b);
-      const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
-      const count = counts[kind];
-      return {
-        ...count,
-        perSecond: round((count.ok + count.notModified) / seconds, 1),
-        p50Ms: round(at(0.5), 1),
-        p99Ms: round(at(0.99), 1),
-        maxMs: round(sorted.at(-1) ?? 0, 1),
-      };
+    const cpu = process.cpuUsage(cpuBefore);
+    return {
+      seconds: (performance.now() - started) / 1000,
+      counts,
+      samples,
+      why: [...why],
+      cpuMicros: cpu.user + cpu.system,
     };
-    return { seconds: round(elapsed, 2), polls: stats("poll"), reports: stats("report"), why: [...why] };
   }
+}
+
+/** One phase's statistics from what one or more load processes saw in it. */
+export function summarise(raws: readonly RawPhase[], seconds: number): PhaseStats {
+  const stats = (kind: Kind): KindStats => {
+    const sorted = raws.flatMap((raw) => raw.samples[kind]).sort((a, b) => a - b);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? 0;
+    const count = { sent: 0, ok: 0, notModified: 0, errors: 0 };
+    for (const raw of raws)
+      for (const key of Object.keys(count) as (keyof Counts)[]) count[key] += raw.counts[kind][key];
+    return {
+      ...count,
+      perSecond: round((count.ok + count.notModified) / seconds, 1),
+      p50Ms: round(at(0.5), 1),
+      p99Ms: round(at(0.99), 1),
+      maxMs: round(sorted.at(-1) ?? 0, 1),
+    };
+  };
+  return {
+    seconds: round(Math.max(...raws.map((raw) => raw.seconds)), 2),
+    polls: stats("poll"),
+    reports: stats("report"),
+    why: [...new Set(raws.flatMap((raw) => raw.why))].slice(0, 5),
+    generatorCpuMicros: raws.reduce((total, raw) => total + raw.cpuMicros, 0),
+  };
 }
 
 export const round = (value: number, digits = 0): number => Number(value.toFixed(digits));

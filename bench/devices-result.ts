@@ -20,8 +20,10 @@ export interface DevicesSettings {
   readonly reportIntervalS: number;
   /** One report in this many is a state change; the rest carry metrics. */
   readonly changeEvery: number;
-  /** Keep-alive connections per instance. */
+  /** Keep-alive connections per instance (shared out among the load processes). */
   readonly connections: number;
+  /** Processes that send the load (1: the bench's own); each drives its share of the devices. */
+  readonly loadProcesses: number;
 }
 
 /** One load step: a total request rate held for a while, and what it cost. */
@@ -46,7 +48,7 @@ export interface StepResult {
   };
   /** PostgreSQL's processes (this database's backends and the server's own); null when not on this machine. */
   readonly postgres: { readonly cpuPercent: number; readonly cpuUsPerRequest: number } | null;
-  /** The load generator's own CPU (percent of one core): near 100 it is the bottleneck. */
+  /** The load processes' CPU (percent of one core, summed): near 100 per process, they are the bottleneck. */
   readonly generatorCpuPercent: number;
 }
 

@@ -4,7 +4,8 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { devicesChart } from "./devices-chart.ts";
-import { type DeviceApi, type PhaseStats, round, SimulatedDevices } from "./devices-load.ts";
+import { type DeviceApi, type DeviceLoad, type PhaseStats, round, SimulatedDevices } from "./devices-load.ts";
+import { LoadProcesses } from "./devices-load-processes.ts";
 import type { DevicesResult, DevicesRow, DevicesSettings, StepResult } from "./devices-result.ts";
 import { seedDevices } from "./devices-seed.ts";
 import { PostgresCpu } from "./postgres-cpu.ts";
@@ -35,7 +36,7 @@ export function realRate(options: Pick<DevicesOptions, "devices" | "pollInterval
 
 interface Context {
   readonly options: DevicesOptions;
-  readonly devices: SimulatedDevices;
+  readonly devices: DeviceLoad;
   readonly postgres: PostgresCpu;
   readonly pollShare: number;
 }
@@ -51,14 +52,12 @@ async function step(
   const rates = { poll: rate * pollShare, report: rate * (1 - pollShare) };
   const serverBefore = servers.map((server) => cpuMicros(server.pid));
   const postgresBefore = await postgres.sample();
-  const generatorBefore = process.cpuUsage();
   const stats: PhaseStats = await devices.run(
     servers.map((server) => server.url),
     api,
     rates,
     seconds,
   );
-  const generator = process.cpuUsage(generatorBefore);
   const postgresUs = PostgresCpu.between(postgresBefore, await postgres.sample());
   const serverUs = servers.map((server, i) => cpuMicros(server.pid) - (serverBefore[i] ?? 0));
   const answered = stats.polls.ok + stats.polls.notModified + stats.reports.ok;
@@ -87,7 +86,7 @@ async function step(
       postgresUs === undefined
         ? null
         : { cpuPercent: percent(postgresUs), cpuUsPerRequest: perRequest(postgresUs) },
-    generatorCpuPercent: percent(generator.user + generator.system),
+    generatorCpuPercent: percent(stats.generatorCpuMicros),
   };
   return result;
 }
@@ -166,7 +165,10 @@ export async function runDevicesBench(
   );
   log(`seeded ${options.devices} devices in ${options.fleets} fleets in ${(seeded.ms / 1000).toFixed(1)} s`);
   const servers: Child[] = [];
-  const devices = new SimulatedDevices(seeded, options.connections, options.changeEvery);
+  const devices: DeviceLoad =
+    options.loadProcesses > 1
+      ? await LoadProcesses.start(seeded, options.connections, options.changeEvery, options.loadProcesses)
+      : new SimulatedDevices(seeded, options.connections, options.changeEvery);
   const postgres = await PostgresCpu.open(options.databaseUrl);
   try {
     const env = {
@@ -218,7 +220,7 @@ export async function runDevicesBench(
       rows,
     };
   } finally {
-    devices.close();
+    await devices.close();
     await postgres.close();
     await Promise.all(servers.map((server) => server.stop()));
   }

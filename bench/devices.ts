@@ -1,6 +1,6 @@
 // `npm run bench:devices [-- --devices 1000000] [-- --instances 1,2,4] [-- --api v2,v3]
 // [-- --seconds 60] [-- --step-seconds 15] [-- --ramp-from 100] [-- --ramp-factor 1.5]
-// [-- --max-rate 50000] [-- --fleets 10] [-- --connections 64]`: issue 29's device-facing API at
+// [-- --max-rate 50000] [-- --fleets 10] [-- --connections 64] [-- --load-processes 1]`: issue 29's device-facing API at
 // scale. Seeds N devices (each with its own device key), starts fleetgate instances on one
 // PostgreSQL and drives them with lightweight simulated supervisors: target-state polls with
 // If-None-Match and state reports, open-loop, first at the rate N devices make at
@@ -45,6 +45,7 @@ const { values: flags } = parseArgs({
     "report-interval": { type: "string", default: "300" },
     "change-every": { type: "string", default: "10" },
     connections: { type: "string", default: "64" },
+    "load-processes": { type: "string", default: "1" },
   },
 });
 
@@ -84,6 +85,7 @@ try {
       reportIntervalS: positive("report-interval", flags["report-interval"]),
       changeEvery: Math.round(positive("change-every", flags["change-every"])),
       connections: Math.round(positive("connections", flags.connections)),
+      loadProcesses: Math.round(positive("load-processes", flags["load-processes"])),
     },
     log,
   );

@@ -38,6 +38,8 @@ describe.skipIf(!databaseKinds.includes("postgres"))("bench:devices, small", () 
         reportIntervalS: 300,
         changeEvery: 3,
         connections: 4,
+        // Two, so the split over load processes is what is tested (one is the same code in-process).
+        loadProcesses: 2,
       },
       (message) => logged.push(message),
     );
