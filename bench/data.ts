@@ -56,6 +56,15 @@ export async function migrateDatabase(url: string): Promise<void> {
   });
 }
 
+/** The device type and organization every bench's generated fleets use (`bench-amd64`, `bench`). */
+export const benchCatalogue = `
+INSERT INTO cpu_architecture (slug) VALUES ('amd64') ON CONFLICT (slug) DO NOTHING;
+INSERT INTO device_type (slug, name, is_of__cpu_architecture, state)
+  SELECT 'bench-amd64', 'Bench amd64', id, 'RELEASED' FROM cpu_architecture WHERE slug = 'amd64'
+  ON CONFLICT (slug) DO NOTHING;
+INSERT INTO organization (name, handle) VALUES ('Bench', 'bench') ON CONFLICT (handle) DO NOTHING;
+`;
+
 // Ids are allocated past whatever the sequences have handed out, then the sequences are moved
 // past them, so the generated rows never collide with rows the server creates later.
 // The counts are this module's own integers, so they are written into the script as literals.
@@ -66,12 +75,7 @@ CREATE TEMP TABLE bench_base ON COMMIT DROP AS SELECT
   (SELECT greatest(coalesce(max(id), 0), (SELECT last_value FROM device_id_seq)) FROM device) AS dev,
   (SELECT greatest(coalesce(max(id), 0), (SELECT last_value FROM release_id_seq)) FROM release) AS rel;
 
-INSERT INTO cpu_architecture (slug) VALUES ('amd64') ON CONFLICT (slug) DO NOTHING;
-INSERT INTO device_type (slug, name, is_of__cpu_architecture, state)
-  SELECT 'bench-amd64', 'Bench amd64', id, 'RELEASED' FROM cpu_architecture WHERE slug = 'amd64'
-  ON CONFLICT (slug) DO NOTHING;
-INSERT INTO organization (name, handle) VALUES ('Bench', 'bench') ON CONFLICT (handle) DO NOTHING;
-
+${benchCatalogue}
 INSERT INTO actor (id)
   SELECT b.actor + g FROM bench_base b, generate_series(1, ${FLEETS} * (1 + ${DEVICES_PER_FLEET})) g;
 

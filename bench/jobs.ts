@@ -13,7 +13,6 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { createAdminKey, migrateDatabase } from "./data.ts";
 import { type JobsResult, type JobsRow, jobsChart } from "./jobs-chart.ts";
 import {
@@ -26,6 +25,7 @@ import {
 } from "./jobs-devices.ts";
 import { resultsDir } from "./paths.ts";
 import { type Child, rssBytes, startFleetgate } from "./processes.ts";
+import { createScratchDatabase } from "./scratch-database.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -55,26 +55,6 @@ const log = (message: string) =>
   process.stderr.write(
     `[bench:jobs ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s] ${message}\n`,
   );
-
-const serverUrl = new URL(process.env.BENCH_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres");
-const database = `fg_bench_jobs_${process.pid}`;
-const databaseUrl = (() => {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-})();
-
-async function admin(text: string): Promise<void> {
-  const url = new URL(serverUrl);
-  url.pathname = "/postgres";
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 function apiOf(base: string, key: string): Api {
   return async (method, path, body, headers = {}) => {
@@ -188,7 +168,8 @@ interface RawRuns {
 async function main() {
   const spawned: { stop(): Promise<void> }[] = [];
   const sets: DeviceSet[] = [];
-  await admin(`CREATE DATABASE "${database}"`);
+  const scratch = await createScratchDatabase("fg_bench_jobs");
+  const databaseUrl = scratch.url;
   try {
     await migrateDatabase(databaseUrl);
     const env = {
@@ -288,7 +269,7 @@ async function main() {
   } finally {
     await Promise.all(sets.map((set) => set.stop()));
     await Promise.all(spawned.map((child) => child.stop()));
-    await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    await scratch.drop();
   }
 }
 

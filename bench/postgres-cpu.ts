@@ -1,0 +1,46 @@
+import pg from "pg";
+import { cpuMicros } from "./processes.ts";
+
+// PostgreSQL's CPU time while a bench step runs: the backends serving the bench's database plus
+// the server's own background processes (WAL writer, checkpointer, autovacuum…), read from
+// /proc/<pid>/stat as processes.ts reads the servers'. Only when PostgreSQL runs on this machine:
+// otherwise its processes are not in /proc and the figure is left out. A backend that ends during
+// a step takes its time with it; the pools keep theirs open, so that is rare.
+
+export class PostgresCpu {
+  private constructor(private readonly client: pg.Client) {}
+
+  static async open(url: string): Promise<PostgresCpu> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    return new PostgresCpu(client);
+  }
+
+  /** CPU time so far of each process, by pid; empty when none can be read here. */
+  async sample(): Promise<Map<number, number>> {
+    const { rows } = await this.client.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() OR backend_type <> 'client backend'`,
+    );
+    const times = new Map<number, number>();
+    for (const { pid } of rows) {
+      try {
+        times.set(pid, cpuMicros(pid));
+      } catch {
+        // not on this machine, or gone since
+      }
+    }
+    return times;
+  }
+
+  /** The CPU time (µs) used between two samples; undefined when PostgreSQL is not on this machine. */
+  static between(before: Map<number, number>, after: Map<number, number>): number | undefined {
+    if (after.size === 0) return undefined;
+    let total = 0;
+    for (const [pid, micros] of after) total += micros - (before.get(pid) ?? 0);
+    return total;
+  }
+
+  close(): Promise<void> {
+    return this.client.end();
+  }
+}
