@@ -95,44 +95,56 @@ export function targetQuery(deviceId: number): ODataQuery {
   };
 }
 
+// The ids of a device no database holds (int4, negative): the target read is compiled once for
+// them, and each device's read is that statement with its own ids in their place.
+const SENTINEL: DeviceCaller = {
+  kind: "device",
+  actor: -2_147_483_001,
+  deviceId: -2_147_483_002,
+  uuid: "",
+  applicationId: -2_147_483_003,
+};
+const sentinelIds = [SENTINEL.actor, SENTINEL.deviceId, SENTINEL.applicationId] as const;
+
+/** Where each of the sentinel's ids sits among a statement's values (-1: none of them). */
+function idSlots(values: readonly unknown[]): number[] {
+  return values.map((value) => sentinelIds.indexOf(value as (typeof sentinelIds)[number]));
+}
+
 /**
- * The compiled target read of each device, so a poll skips plan and compile: the query is fixed
- * but for the device, and callers alike in their permissions' `cacheKey` compile alike
- * (auth/policies.ts), so that key names the statement. Least recently used out first; every
- * device's statement has the same text, kept once.
+ * The target read of every device, compiled once: the query is fixed but for the device, and a
+ * device key's permissions differ only in the device's and its fleet's ids (auth/policies.ts), which
+ * the statement takes as parameters. So a poll binds its device's ids into the one statement, at a
+ * million devices as at one, instead of planning and compiling a read per device.
  */
 export class TargetReads {
-  private readonly reads = new Map<string, CompiledRead>();
-  private readonly texts = new Map<string, string>();
+  private readonly template: { readonly read: CompiledRead; readonly slots: readonly number[] } | undefined;
 
-  constructor(
-    private readonly model: Model,
-    private readonly capacity = 10_000,
-  ) {}
+  constructor(private readonly model: Model) {
+    const read = this.compileFor(SENTINEL);
+    const slots = idSlots(read.statement.values);
+    // Every id must be a parameter: one written into the text could not be rebound.
+    const inText = sentinelIds.some((id) => read.statement.text.includes(String(Math.abs(id))));
+    this.template = inText || !slots.includes(1) ? undefined : { read, slots };
+  }
 
   compile(caller: DeviceCaller): CompiledRead {
-    const permissions = permissionsFor(caller);
-    const key = permissions.cacheKey;
-    const cached = key === undefined ? undefined : this.reads.get(key);
-    if (key !== undefined && cached) {
-      this.reads.delete(key);
-      this.reads.set(key, cached);
-      return cached;
-    }
-    const read = compileQuery(targetQuery(caller.deviceId), { model: this.model, permissions, format: "v4" });
-    if (key === undefined || this.capacity <= 0) return read;
-    const { text, values } = read.statement;
-    if (!this.texts.has(text)) {
-      if (this.texts.size >= 16) this.texts.clear();
-      this.texts.set(text, text);
-    }
-    if (this.reads.size >= this.capacity) {
-      const oldest = this.reads.keys().next().value;
-      if (oldest !== undefined) this.reads.delete(oldest);
-    }
-    const kept = { kind: read.kind, statement: { text: this.texts.get(text) ?? text, values } };
-    this.reads.set(key, kept);
-    return kept;
+    if (!this.template) return this.compileFor(caller);
+    const { read, slots } = this.template;
+    const ids = [caller.actor, caller.deviceId, caller.applicationId];
+    const values = read.statement.values.map((value, index) => {
+      const slot = slots[index] as number;
+      return slot < 0 ? value : ids[slot];
+    });
+    return { kind: read.kind, statement: { ...read.statement, values } };
+  }
+
+  private compileFor(caller: DeviceCaller): CompiledRead {
+    return compileQuery(targetQuery(caller.deviceId), {
+      model: this.model,
+      permissions: permissionsFor(caller),
+      format: "v4",
+    });
   }
 
   /** The read's text: a JSON array of at most one `TargetRow`; undefined when the device reads nothing. */
