@@ -1,7 +1,9 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendRequestError } from "./errors.ts";
 import { graphiqlAssetRoutes } from "./graphiql.ts";
-import type { GraphQLDeps, GraphQLHandler } from "./yoga.ts";
+import type { GraphQLDeps, GraphQLServer } from "./yoga.ts";
 
 // After this long listening, GraphQL is loaded in the background.
 const WARM_UP_AFTER_MS = 1_000;
@@ -12,7 +14,7 @@ const WARM_UP_AFTER_MS = 1_000;
  * they load on the first request (or shortly after start), not before the server can answer.
  */
 export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
-  let server: Promise<GraphQLHandler> | undefined;
+  let server: Promise<GraphQLServer> | undefined;
   const load = () => {
     server ??= import("./yoga.ts").then(({ createGraphQLServer }) => createGraphQLServer(deps));
     return server;
@@ -25,6 +27,23 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
   // A server closed within the warm-up delay must not start loading afterwards.
   app.addHook("onClose", async () => {
     clearTimeout(warmUp);
+  });
+  // Open WebSockets are told the server goes away before it waits for its connections to end: an
+  // upgraded connection would otherwise hold the close until the shutdown grace ran out.
+  app.addHook("preClose", async () => {
+    (await server?.catch(() => undefined))?.webSocket.close();
+  });
+
+  // GraphQL over WebSocket (graphql-ws): an upgrade of /graphql; any other upgrade is refused.
+  app.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (new URL(request.url ?? "/", "http://localhost").pathname !== "/graphql") {
+      socket.destroy();
+      return;
+    }
+    load().then(
+      (graphql) => graphql.webSocket.upgrade(request, socket, head),
+      () => socket.destroy(),
+    );
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => (await load())(request, reply);

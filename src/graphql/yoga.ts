@@ -32,6 +32,7 @@ import { readRows } from "./read.ts";
 import { buildSchema } from "./schema.ts";
 import { SelectionPlanner } from "./selection.ts";
 import { GraphQLModel } from "./types.ts";
+import { graphqlOverWebSocket } from "./ws.ts";
 
 export interface GraphQLDeps {
   readonly db: Database;
@@ -174,6 +175,9 @@ const MAX_KEPT_QUERY = 8_192;
 
 export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
+/** The HTTP handler, and the graphql-ws protocol for `upgrade` requests to /graphql (ws.ts). */
+export type GraphQLServer = GraphQLHandler & { readonly webSocket: ReturnType<typeof graphqlOverWebSocket> };
+
 /**
  * The GraphQL request handler. A plain JSON POST that parses, validates and runs goes straight
  * through yoga's envelop pipeline (the same plugins: parse and validation caches, the depth limit,
@@ -181,7 +185,7 @@ export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => P
  * yoga's HTTP layer, which answers GET, GraphiQL, other media types and request errors (with their
  * statuses). Skipping the HTTP layer measured +24% throughput on a one-row query.
  */
-export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
+export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
   const { config } = deps;
   const graph = new GraphQLModel(deps.model);
   const core = {
@@ -263,7 +267,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
   const viaYoga: GraphQLHandler = async (request, reply) =>
     send(reply, await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply }));
 
-  return async (request, reply) => {
+  const handler: GraphQLHandler = async (request, reply) => {
     const operation = plainOperation(request);
     if (!operation) return viaYoga(request, reply);
     // Yoga's own plugins look at the request's method (to refuse mutations over GET, and to give
@@ -295,4 +299,5 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLHandler {
     }
     return reply.type("application/json; charset=utf-8").send(JSON.stringify(result));
   };
+  return Object.assign(handler, { webSocket: graphqlOverWebSocket(yoga, { callerOf: deps.callerOf }) });
 }

@@ -1,0 +1,124 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { FastifyRequest } from "fastify";
+import type { DocumentNode, ExecutionArgs } from "graphql";
+import type { SubscribePayload } from "graphql-ws";
+import { useServer } from "graphql-ws/use/ws";
+import type { YogaServerInstance } from "graphql-yoga";
+import { WebSocketServer } from "ws";
+import type { Caller } from "../auth/caller.ts";
+import { newUnitOfWork, withUnitOfWork } from "../db/unit-of-work.ts";
+import type { GraphQLContext } from "./context.ts";
+import type { ServerContext } from "./yoga.ts";
+
+// GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`), on /graphql beside
+// HTTP and SSE: what Apollo Client, urql and Relay use for subscriptions by default. An operation
+// runs through the same yoga envelope (its plugins, limits, context) as an HTTP request, with the
+// credential the connection presented: its subscriptions are checked again and ended as SSE
+// streams are (graphql/live-caller.ts), and an invalid credential is refused, never anonymous.
+
+type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
+
+/** The parts of a request the caller's lookup reads: its Authorization header and ?apikey=. */
+interface CredentialRequest {
+  readonly id: string;
+  readonly headers: { readonly authorization?: string };
+  readonly query: { readonly apikey?: string };
+}
+
+/**
+ * What the connection presented: `Authorization` (or `authorization`) in the client's
+ * connectionParams, else the upgrade request's own header or `?apikey=` (browsers cannot set
+ * headers on a WebSocket).
+ */
+function credentialRequest(
+  params: Readonly<Record<string, unknown>> | undefined,
+  upgrade: IncomingMessage,
+  id: string,
+): CredentialRequest {
+  const given = params?.Authorization ?? params?.authorization;
+  const authorization = typeof given === "string" ? given : upgrade.headers.authorization;
+  const apikey = new URL(upgrade.url ?? "/", "http://localhost").searchParams.get("apikey") ?? undefined;
+  return {
+    id,
+    headers: authorization === undefined ? {} : { authorization },
+    query: apikey === undefined ? {} : { apikey },
+  };
+}
+
+export interface WebSocketDeps {
+  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+}
+
+/** The handler of `upgrade` requests to /graphql: the graphql-ws protocol, on one `ws` server. */
+export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
+  const server = new WebSocketServer({ noServer: true });
+  let connections = 0;
+  const requests = new WeakMap<object, CredentialRequest>();
+
+  useServer<Record<string, unknown>, { request?: CredentialRequest }>(
+    {
+      async onConnect(context) {
+        const request = credentialRequest(
+          context.connectionParams,
+          context.extra.request,
+          `ws-${++connections}`,
+        );
+        if (!(await deps.callerOf(request as unknown as FastifyRequest))) {
+          context.extra.socket.close(4401, "Unauthorized: the credential is invalid, revoked or expired");
+          return false;
+        }
+        requests.set(context, request);
+        return true;
+      },
+      async onSubscribe(context, id, payload: SubscribePayload) {
+        const request = requests.get(context);
+        if (!request) throw new Error("Unauthorized");
+        const enveloped = yoga.getEnveloped({
+          req: request,
+          request: { method: "POST" },
+          params: payload,
+        } as never);
+        let document: DocumentNode;
+        try {
+          document = enveloped.parse(payload.query);
+        } catch (error) {
+          return [error as never];
+        }
+        const errors = enveloped.validate(enveloped.schema, document);
+        if (errors.length > 0) return errors;
+        const args: ExecutionArgs = {
+          schema: enveloped.schema,
+          document,
+          operationName: payload.operationName ?? null,
+          variableValues: payload.variables ?? null,
+          contextValue: await enveloped.contextFactory(),
+          rootValue: {
+            // Each operation is a unit of work, as each HTTP request is: its statements counted,
+            // one connection at a time.
+            execute: (args: ExecutionArgs) =>
+              withUnitOfWork(newUnitOfWork(`${request.id}:${id}`), () => enveloped.execute(args)),
+            subscribe: (args: ExecutionArgs) => enveloped.subscribe(args),
+          },
+        };
+        return args;
+      },
+      execute: (args) =>
+        (args.rootValue as { execute: (args: ExecutionArgs) => unknown }).execute(args) as never,
+      subscribe: (args) =>
+        (args.rootValue as { subscribe: (args: ExecutionArgs) => unknown }).subscribe(args) as never,
+    },
+    server,
+  );
+
+  return {
+    upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+      server.handleUpgrade(request, socket, head, (ws) => server.emit("connection", ws, request));
+    },
+    close(): void {
+      // 1001 Going Away: a client reconnects (to another instance, or to this one restarted).
+      for (const client of server.clients) client.close(1001, "The server is shutting down");
+      server.close();
+    },
+  };
+}
