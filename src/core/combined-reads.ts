@@ -32,7 +32,11 @@ function renumbered(text: string, offset: number, count: number): string {
 function column(read: CompiledRead, index: number, offset: number): string {
   const from = `FROM (${renumbered(read.statement.text, offset, read.statement.values.length)}) AS r`;
   const value =
-    read.kind === "count" ? `r."count"` : read.inlineCount ? `r."count"::text || ' ' || coalesce(r."body", '[]')` : `r."body"`;
+    read.kind === "count"
+      ? `r."count"`
+      : read.inlineCount
+        ? `r."count"::text || ' ' || coalesce(r."body", '[]')`
+        : `r."body"`;
   return `(SELECT ${value} ${from}) AS "r${index}"`;
 }
 

@@ -130,7 +130,7 @@ export class TargetReads {
       const oldest = this.reads.keys().next().value;
       if (oldest !== undefined) this.reads.delete(oldest);
     }
-    const kept = { kind: read.kind, statement: { text: this.texts.get(text) ?? text, values } };
+    const kept = { ...read, statement: { text: this.texts.get(text) ?? text, values } };
     this.reads.set(key, kept);
     return kept;
   }

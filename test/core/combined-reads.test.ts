@@ -11,12 +11,18 @@ const rows = (values: string): CompiledRead => ({
   kind: "collection",
   inlineCount: false,
   // A `$1` inside a text and a quoted name is not a placeholder.
-  statement: { text: `SELECT ($1::text || '$1')::text AS body FROM (SELECT 1 AS "x$1") AS q`, values: [values] },
+  statement: {
+    text: `SELECT ($1::text || '$1')::text AS body FROM (SELECT 1 AS "x$1") AS q`,
+    values: [values],
+  },
 });
 const counted = (n: number): CompiledRead => ({
   kind: "count",
   inlineCount: false,
-  statement: { text: "SELECT count(*)::int AS count FROM generate_series(1, $1::int) AS n WHERE n > $2::int", values: [n, 0] },
+  statement: {
+    text: "SELECT count(*)::int AS count FROM generate_series(1, $1::int) AS n WHERE n > $2::int",
+    values: [n, 0],
+  },
 });
 const withCount = (n: number): CompiledRead => ({
   kind: "collection",
@@ -74,7 +80,10 @@ describe("combined statements, without a database", () => {
   });
 
   it("refuses a read whose text does not name its values", () => {
-    const wrong: CompiledRead = { ...rows("a"), statement: { text: "SELECT $2::text AS body", values: ["a"] } };
+    const wrong: CompiledRead = {
+      ...rows("a"),
+      statement: { text: "SELECT $2::text AS body", values: ["a"] },
+    };
     expect(() => new CombinedStatements().statementOf([wrong, rows("b")])).toThrow(/binds 1 values/);
   });
 });
