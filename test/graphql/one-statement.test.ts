@@ -345,6 +345,12 @@ describe.each(databaseKinds)("a query's root fields as one statement, on %s", (k
     expect(together.statements).toBe(1);
     expect(each.statements).toBe(300);
     expect(together.data).toEqual(each.data);
+    // The same combination again runs as a named prepared statement (on PostgreSQL), twice.
+    for (const time of [1, 2]) {
+      const again = await send(server.app, "alice", lists);
+      expect(again.statements, `time ${time}`).toBe(1);
+      expect(again.data).toEqual(each.data);
+    }
     // 300 different reads (each its own key), counts and lists mixed: still one statement.
     const ids = resources.device?.ids(world) ?? [];
     const mixed = aliases(300, (i) =>
