@@ -166,6 +166,11 @@ const schema = z.object({
     .int()
     .positive()
     .default(100 * 1024),
+  // The root fields of a query as one SQL statement; false: one statement per root field.
+  GRAPHQL_ONE_STATEMENT: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((value) => value === "true"),
   GRAPHQL_INTROSPECTION: z
     .enum(["true", "false"])
     .default("true")

@@ -9,7 +9,7 @@ import { signingSecret, storedSecret } from "./auth/secrets.ts";
 import { LoginThrottle, throttleOptionsFrom } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
-import type { ReadPlan } from "./core/plan-types.ts";
+import type { ReadShape } from "./core/read.ts";
 import { StatementShapes } from "./core/statement-shapes.ts";
 import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
@@ -109,7 +109,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   // Compiled reads by shape, shared by the OData and GraphQL surfaces (core/statement-shapes.ts).
   const compiled = {
     urls: new StatementShapes<UrlShapeRead>(),
-    queries: new StatementShapes<ReadPlan["kind"]>(),
+    queries: new StatementShapes<ReadShape>(),
   };
   const metrics = useMetrics(app, {
     statementShapes: { odata_url: compiled.urls, query: compiled.queries },

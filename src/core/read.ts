@@ -7,8 +7,15 @@ import { queryShape, withSlotValues } from "./query-shape.ts";
 import { compileRead } from "./sql/compile.ts";
 import type { StatementShapes } from "./statement-shapes.ts";
 
-/** Compiled reads by query shape (./query-shape.ts), with what kind of read each is. */
-export type CompiledReads = StatementShapes<ReadPlan["kind"]>;
+/** What the statement of a read answers: rows (`body`, and `count` with an inline count) or a count. */
+export interface ReadShape {
+  readonly kind: ReadPlan["kind"];
+  /** A collection's `$count=true`: its statement has a `count` column beside `body`. */
+  readonly inlineCount: boolean;
+}
+
+/** Compiled reads by query shape (./query-shape.ts), with what each statement answers. */
+export type CompiledReads = StatementShapes<ReadShape>;
 
 export interface ReadContext extends PlanContext {
   readonly db: Executor;
@@ -19,8 +26,7 @@ export interface ReadContext extends PlanContext {
 }
 
 /** A read statement, ready to run, and whether it reads rows or counts them. */
-export interface CompiledRead {
-  readonly kind: ReadPlan["kind"];
+export interface CompiledRead extends ReadShape {
   readonly statement: Statement;
 }
 
@@ -36,7 +42,8 @@ export interface ReadResult {
 function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): CompiledRead {
   const plan = planRead(query, context);
   if (context.limits) checkReadLimits(plan, context.limits);
-  return { kind: plan.kind, statement: compileRead(plan) };
+  const inlineCount = plan.kind === "collection" && plan.select.inlineCount;
+  return { kind: plan.kind, inlineCount, statement: compileRead(plan) };
 }
 
 /**
@@ -51,9 +58,9 @@ export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">
   const key = `${permissions.cacheKey}\n${context.format}\n${context.system === true}\n${JSON.stringify(context.limits)}\n${shape.key}`;
   const { statement, extra } = compiled.compile(key, shape.slots, (values) => {
     const fresh = compileFresh(values ? withSlotValues(query, values) : query, context);
-    return { statement: fresh.statement, extra: fresh.kind };
+    return { statement: fresh.statement, extra: { kind: fresh.kind, inlineCount: fresh.inlineCount } };
   });
-  return { kind: extra, statement };
+  return { ...extra, statement };
 }
 
 /** Runs a compiled read statement: the one statement of a read. */

@@ -6,6 +6,13 @@ import type { ConnectionBudget } from "./connection-budget.ts";
 export interface Statement {
   readonly text: string;
   readonly values: readonly unknown[];
+  /**
+   * How PostgreSQL keeps it (with DATABASE_PREPARED_STATEMENTS): left out, a prepared statement
+   * named after its text; a name, prepared under that name (a long text is not hashed on every
+   * run); `false`, sent unnamed and planned for this run only, so a one-off statement does not
+   * stay on the connection (core/combined-reads.ts).
+   */
+  readonly prepare?: string | false;
 }
 
 export interface Executor {

@@ -202,8 +202,9 @@ async function run<Row>(
 }
 
 function named(statement: Statement): pg.QueryConfig {
+  if (statement.prepare === false) return unnamed(statement);
   return {
-    name: statementName(statement.text),
+    name: statement.prepare ?? statementName(statement.text),
     text: statement.text,
     values: statement.values as unknown[],
   };

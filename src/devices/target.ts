@@ -136,7 +136,7 @@ export class TargetReads {
       const slot = slots[index] as number;
       return slot < 0 ? value : ids[slot];
     });
-    return { kind: read.kind, statement: { ...read.statement, values } };
+    return { ...read, statement: { ...read.statement, values } };
   }
 
   private compileFor(caller: DeviceCaller): CompiledRead {

@@ -1,6 +1,7 @@
 import type { Authenticated, Caller } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
+import type { CombinedStatements } from "../core/combined-reads.ts";
 import type { CompiledReads } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
@@ -9,6 +10,7 @@ import type { Model } from "../model/types.ts";
 import type { ProxyContext } from "../proxy/command.ts";
 import type { CredentialWatch } from "./credential-watch.ts";
 import type { RowLoaders } from "./loaders.ts";
+import type { RootReads } from "./root-reads.ts";
 import type { RequestCost, SelectionPlanner } from "./selection.ts";
 import type { GraphQLModel } from "./types.ts";
 
@@ -20,6 +22,8 @@ export interface GraphQLContext {
   readonly credential: string | undefined;
   readonly core: GraphQLCore;
   readonly loaders: RowLoaders;
+  /** The reads of the root query fields, run together (root-reads.ts). */
+  readonly reads: RootReads;
   readonly cost: RequestCost;
 }
 
@@ -38,6 +42,8 @@ export interface GraphQLCore {
   readonly credentials: CredentialWatch;
   /** Compiled reads by query shape, shared with the OData surface. */
   readonly compiled?: CompiledReads;
+  /** The statements of combined root reads; absent with GRAPHQL_ONE_STATEMENT=false. */
+  readonly combined?: CombinedStatements;
 }
 
 /** The caller and their permissions: an invalid credential is refused; no credential reads what is public. */

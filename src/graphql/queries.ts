@@ -2,7 +2,7 @@ import type { Resource } from "../model/types.ts";
 import type { Builder } from "./builder.ts";
 import { camelCase, plural } from "./names.ts";
 import { listArguments, type ObjectRefs, scalarOf } from "./objects.ts";
-import { keyOf, readCount, readList, readOne, selectOne } from "./read.ts";
+import { keyOf, readCount, readList, readOne, readRootRows, selectOne } from "./read.ts";
 import type { ListArguments } from "./selection.ts";
 import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
 
@@ -41,6 +41,7 @@ export function queryFields(builder: Builder, graph: GraphQLModel, refs: ObjectR
             resource.name,
             keyOf(spec, resource.keys, args as Row),
             selectOne(context, info),
+            readRootRows,
           ) as never,
       }),
       [many]: t.field({

@@ -1,12 +1,14 @@
 import type { GraphQLResolveInfo } from "graphql";
 import type { Key, Literal, ODataQuery, QueryOptions } from "../core/query.ts";
-import { readCount as countRows, type ReadContext, readRows as readCoreRows } from "../core/read.ts";
+import { compileQuery, type ReadContext, readRows as readCoreRows } from "../core/read.ts";
 import { BadRequest } from "../errors.ts";
 import { access, type GraphQLContext } from "./context.ts";
+import type { RootReads } from "./root-reads.ts";
 import type { ListArguments } from "./selection.ts";
 import type { ObjectSpec, Row } from "./types.ts";
 
-// Every root field is one read plan and one SQL statement, whatever its selection below.
+// Every root field is one read plan, whatever its selection below; the root fields of a query
+// operation run together as one SQL statement (root-reads.ts).
 
 function readContext(context: GraphQLContext): ReadContext {
   const { db, model, compiled } = context.core;
@@ -24,6 +26,17 @@ export function readRows(context: GraphQLContext, query: ODataQuery): Promise<Ro
   return readCoreRows<Row>(query, readContext(context));
 }
 
+/** The rows a root query field reads: planned and compiled now, run with the operation's other root reads. */
+export function readRootRows(context: GraphQLContext, query: ODataQuery): Promise<Row[]> {
+  return rootRows(query, readContext(context), context.reads);
+}
+
+// Async, as the core's readRows is: a planning error rejects, it does not throw.
+async function rootRows(query: ODataQuery, context: ReadContext, reads: RootReads): Promise<Row[]> {
+  const { json } = await reads.read(compileQuery(query, context));
+  return JSON.parse(json) as Row[];
+}
+
 /** A root list field's rows: its selection and arguments, charged with the whole operation. */
 export function readList(
   context: GraphQLContext,
@@ -31,7 +44,7 @@ export function readList(
   info: GraphQLResolveInfo,
 ): Promise<Row[]> {
   const options = context.core.selection.rootOptions(context.cost, info);
-  return readRows(context, { resource, count: false, options });
+  return readRootRows(context, { resource, count: false, options });
 }
 
 /**
@@ -42,17 +55,22 @@ export function selectOne(context: GraphQLContext, info: GraphQLResolveInfo): Qu
   return context.core.selection.rootOptions(context.cost, info);
 }
 
-/** One row by a key (`id`, or another unique field), or null when the caller cannot see it. */
+/**
+ * One row by a key (`id`, or another unique field), or null when the caller cannot see it: read on
+ * its own (a mutation's answer), or by a root query field with the operation's other root reads.
+ */
 export async function readOne(
   context: GraphQLContext,
   resource: string,
   key: Key,
   options: QueryOptions,
+  read: typeof readRows = readRows,
 ): Promise<Row | null> {
-  const [found] = await readRows(context, { resource, key, count: false, options });
+  const [found] = await read(context, { resource, key, count: false, options });
   return found ?? null;
 }
 
+/** A root `…Count` field: how many rows match, run with the operation's other root reads. */
 export async function readCount(
   context: GraphQLContext,
   resource: string,
@@ -60,7 +78,9 @@ export async function readCount(
   where: ListArguments["where"],
 ): Promise<number> {
   const { filter } = context.core.selection.listOptions(spec, { where });
-  return countRows({ resource, count: true, options: filter ? { filter } : {} }, readContext(context));
+  const query: ODataQuery = { resource, count: true, options: filter ? { filter } : {} };
+  const { count } = await context.reads.read(compileQuery(query, readContext(context)));
+  return count ?? 0;
 }
 
 /** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */

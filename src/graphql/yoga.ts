@@ -19,6 +19,7 @@ import { createYoga, type Plugin, processRegularResult } from "graphql-yoga";
 import type { Logger } from "pino";
 import { type Caller, credentialOf, type Resolution } from "../auth/caller.ts";
 import type { Config } from "../config.ts";
+import { CombinedStatements } from "../core/combined-reads.ts";
 import type { CompiledReads } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import type { EventBus } from "../events/bus.ts";
@@ -29,6 +30,7 @@ import { maskError, requestIdsInErrors } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
 import { RowLoaders } from "./loaders.ts";
 import { readRows } from "./read.ts";
+import { RootReads } from "./root-reads.ts";
 import { buildSchema } from "./schema.ts";
 import { SelectionPlanner } from "./selection.ts";
 import { GraphQLModel } from "./types.ts";
@@ -203,6 +205,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       logger: deps.logger,
     }),
     ...(deps.compiled ? { compiled: deps.compiled } : {}),
+    ...(config.GRAPHQL_ONE_STATEMENT ? { combined: new CombinedStatements() } : {}),
   };
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema: buildSchema(graph),
@@ -224,6 +227,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
         credential: credentialOf(req.headers, req.query),
         core,
         loaders: new RowLoaders((query) => readRows(context, query)),
+        reads: new RootReads(deps.db, core.combined),
         cost: { rows: 0 },
       };
       return context;

@@ -1,7 +1,13 @@
 import type { Permissions } from "../auth/permissions.ts";
 import { defaultReadLimits, type ReadLimits } from "../core/limits.ts";
 import type { Format } from "../core/plan-types.ts";
-import { type CompiledRead, type CompiledReads, compileQuery, runRead } from "../core/read.ts";
+import {
+  type CompiledRead,
+  type CompiledReads,
+  compileQuery,
+  type ReadShape,
+  runRead,
+} from "../core/read.ts";
 import type { Slot, StatementShapes } from "../core/statement-shapes.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
@@ -12,8 +18,7 @@ import { literalValue, shapeOf, type UrlShape, withLiterals } from "./shape.ts";
 import type { Versions } from "./versions/index.ts";
 
 /** What an OData read keeps of a URL shape beside its statement. */
-export interface UrlShapeRead {
-  readonly kind: CompiledRead["kind"];
+export interface UrlShapeRead extends ReadShape {
   readonly format: Format;
   /** The resource the URL names, for the answer's OData context. */
   readonly resource: string;

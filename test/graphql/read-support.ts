@@ -67,7 +67,7 @@ export class ReadWorld {
   tagsOf = (d: Device) => this.fx.deviceTags.filter((t) => t.device === d.id);
   releaseOf = (id: number | null) => this.fx.releases.find((r) => r.id === id);
 
-  /** A query that must succeed in `statements` SQL statements (one per root field). */
+  /** A query that must succeed in `statements` SQL statements (one for a query's root fields). */
   async ok<T = Row>(query: string, variables?: Row, statements = 1): Promise<T> {
     const reply = await graphql<T>(this.server, query, variables);
     expect(reply.errors, JSON.stringify(reply.errors)).toBeUndefined();

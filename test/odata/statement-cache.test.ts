@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Caller } from "../../src/auth/caller.ts";
 import { permissionsFor } from "../../src/auth/policies.ts";
-import type { ReadPlan } from "../../src/core/plan-types.ts";
+import type { ReadShape } from "../../src/core/read.ts";
 import { StatementShapes } from "../../src/core/statement-shapes.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { type ReadContext, read, type UrlShapeRead } from "../../src/odata/read.ts";
@@ -115,11 +115,11 @@ describe.each(databaseKinds)("the OData statement cache on %s", (kind) => {
     // Both caches, and the query cache alone (what an OData URL without a shape, and GraphQL, use).
     const compiled = {
       urls: new StatementShapes<UrlShapeRead>(),
-      queries: new StatementShapes<ReadPlan["kind"]>(),
+      queries: new StatementShapes<ReadShape>(),
     };
     const queriesOnly = {
       urls: new StatementShapes<UrlShapeRead>(0),
-      queries: new StatementShapes<ReadPlan["kind"]>(),
+      queries: new StatementShapes<ReadShape>(),
     };
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...callers), requests, async (caller, url) => {
