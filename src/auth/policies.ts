@@ -10,28 +10,36 @@ import { adminPermissions, type Permissions, type RowsHint } from "./permissions
 const none: Fragment = sql`FALSE`;
 const all: Fragment = sql`TRUE`;
 
+// A member's organizations are read in the statement itself, so a membership change counts from the
+// next statement on. As `ARRAY(SELECT …)` they are one InitPlan, read once per statement (one probe of
+// the membership's (user, …) index), then compared with each row's organization as a value: no hash
+// of the member's fleets, and an index condition where the organization is a column of the row.
+
+/** True where `organization` (SQL) is one of the user's organizations. */
+function inMemberOrganizations(userId: number, organization: Fragment): Fragment {
+  return sql`${organization} = ANY (ARRAY(SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")}))`;
+}
+
 /** Fleets of the organizations a user belongs to. */
 function memberFleets(userId: number): Fragment {
-  return sql`(SELECT fa."id" FROM "application" fa WHERE fa."organization" IN (
-    SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")}))`;
+  return sql`(SELECT fa."id" FROM "application" fa WHERE ${inMemberOrganizations(userId, sql`fa."organization"`)})`;
 }
 
 // A public fleet is there to be found and joined: its own row and its final, successful, valid
 // releases are readable by every caller, with or without a credential. Nothing else of it is public.
 const isPublicFleet = (row: Fragment): Fragment => sql`${row}."is_public"`;
 
-function publicRelease(row: Fragment): Fragment {
-  return sql`(${row}."is_final" AND ${row}."status" = 'success' AND NOT ${row}."is_invalidated"
-    AND ${row}."belongs_to__application" IN (SELECT pa."id" FROM "application" pa WHERE pa."is_public"))`;
-}
+const finalRelease = (row: Fragment): Fragment =>
+  sql`${row}."is_final" AND ${row}."status" = 'success' AND NOT ${row}."is_invalidated"`;
 
-function memberOrganizations(userId: number): Fragment {
-  return sql`(SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."user" = ${param(userId, "int4")})`;
+function publicRelease(row: Fragment): Fragment {
+  return sql`(${finalRelease(row)}
+    AND ${row}."belongs_to__application" IN (SELECT pa."id" FROM "application" pa WHERE pa."is_public"))`;
 }
 
 /** The user and the members of every organization they belong to. */
 function coMembers(userId: number): Fragment {
-  return sql`(SELECT cm."user" FROM "organization_membership" cm WHERE cm."is_member_of__organization" IN ${memberOrganizations(userId)})`;
+  return sql`(SELECT cm."user" FROM "organization_membership" cm WHERE ${inMemberOrganizations(userId, sql`cm."is_member_of__organization"`)})`;
 }
 
 function ownedOrganizations(userId: number): Fragment {
@@ -94,6 +102,20 @@ function byFleet(table: string, row: Fragment, fleets: Fragment): Fragment | und
   }
 }
 
+/**
+ * The rows of a device or release, aliased `row`, whose fleet (aliased `fa`) passes `test`, as one
+ * EXISTS. What the test needs besides the fleet (a device the user joined, a public release) goes
+ * inside it rather than beside it in an OR, so the EXISTS stays a condition of its own and
+ * PostgreSQL joins it to the rows it reads (a semi-join on the fleet's key): where the query names
+ * the fleet (a filter on `belongs_to__application`, a fleet's `owns__device`) it checks that one
+ * fleet, once. `IN (fleets) OR …` made it hash every fleet of the member's organizations instead,
+ * for every table of the statement.
+ */
+function ofFleetWhere(row: Fragment, test: (fleet: Fragment) => Fragment): Fragment {
+  const fleet = sql`fa`;
+  return sql`EXISTS (SELECT 1 FROM "application" ${fleet} WHERE ${fleet}."id" = ${row}."belongs_to__application" AND ${test(fleet)})`;
+}
+
 /** API keys of the user themself, and of the fleets and devices they may write. */
 function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragment {
   return sql`(${row}."is_of__actor" = ${param(actor, "int4")}
@@ -132,12 +154,14 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
   const ofMemberFleet = (table: string, row: Fragment, rows: RowsHint | undefined) => {
     if (!rows?.single) return byFleet(table, row, memberFleets(userId));
     const organization = fleetOrganization(table, row);
-    return organization && sql`${organization} IN ${memberOrganizations(userId)}`;
+    return organization && inMemberOrganizations(userId, organization);
   };
+  const ofMemberOrganization = (fleet: Fragment) =>
+    inMemberOrganizations(userId, sql`${fleet}."organization"`);
   return {
     readable(resource: Resource, row: Fragment, rows?: RowsHint) {
       if (resource.name === "my_application")
-        return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
+        return inMemberOrganizations(userId, sql`${row}."organization"`);
       if (catalogue.has(resource.table))
         return resource.table === "device_type" ? sql`NOT ${row}."is_private"` : all;
       switch (resource.table) {
@@ -146,19 +170,26 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
           // (the rest of a user row is owner-only, see ownRows).
           return sql`(${row}."id" = ${param(userId, "int4")} OR ${row}."id" IN ${coMembers(userId)})`;
         case "organization":
-          return sql`${row}."id" IN ${memberOrganizations(userId)}`;
+          return inMemberOrganizations(userId, sql`${row}."id"`);
         case "organization_membership":
-          return sql`${row}."is_member_of__organization" IN ${memberOrganizations(userId)}`;
+          return inMemberOrganizations(userId, sql`${row}."is_member_of__organization"`);
         case "api_key":
           return manageableKeys(row, actor, memberFleets(userId));
         case "application":
-          return sql`(${isPublicFleet(row)} OR ${row}."organization" IN ${memberOrganizations(userId)})`;
+          return sql`(${isPublicFleet(row)} OR ${inMemberOrganizations(userId, sql`${row}."organization"`)})`;
         case "release":
-          return sql`(${ofMemberFleet("release", row, rows) ?? none} OR ${publicRelease(row)})`;
+          return ofFleetWhere(
+            row,
+            (fleet) => sql`(${ofMemberOrganization(fleet)}
+            OR (${isPublicFleet(fleet)} AND ${finalRelease(row)}))`,
+          );
         case "device":
           // A device a user joined (to any fleet) shows them its own row, and only that.
-          return sql`(${ofMemberFleet("device", row, rows) ?? none}
-            OR ${row}."belongs_to__user" = ${param(userId, "int4")})`;
+          return ofFleetWhere(
+            row,
+            (fleet) => sql`(${ofMemberOrganization(fleet)}
+            OR ${row}."belongs_to__user" = ${param(userId, "int4")})`,
+          );
         case "command_job":
           return jobOverWritableDevices(row, memberFleets(userId));
         case "command_result":
@@ -182,7 +213,7 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
           return manageableKeys(row, actor, memberFleets(userId));
         case "application":
           // By its organization, not its id: a fleet about to be created has none yet.
-          return sql`${row}."organization" IN ${memberOrganizations(userId)}`;
+          return inMemberOrganizations(userId, sql`${row}."organization"`);
         case "command_job":
           // Only its status, and only to "cancelled" (src/core/write/rules/command-job.ts).
           return jobOverWritableDevices(row, memberFleets(userId));

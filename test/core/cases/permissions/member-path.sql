@@ -1,14 +1,14 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
     FROM (SELECT "t0"."id", "t0"."id" AS "__k0"
       FROM "device" "t0"
-      LEFT JOIN "application" "t1" ON "t1"."id" = "t0"."belongs_to__application" AND (("t1"."is_public" OR "t1"."organization" IN (SELECT m."is_member_of__organization"
+      LEFT JOIN "application" "t1" ON "t1"."id" = "t0"."belongs_to__application" AND (("t1"."is_public" OR "t1"."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
         FROM "organization_membership" m
-        WHERE m."user" = $1::int4)))
-      WHERE (("t0"."belongs_to__application" IN (SELECT fa."id"
+        WHERE m."user" = $1::int4))))
+      WHERE (EXISTS (SELECT 1
         FROM "application" fa
-        WHERE fa."organization" IN (SELECT m."is_member_of__organization"
+        WHERE fa."id" = "t0"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
           FROM "organization_membership" m
-          WHERE m."user" = $2::int4)) OR "t0"."belongs_to__user" = $3::int4)) AND ("t1"."app_name" = $4::text)
+          WHERE m."user" = $2::int4)) OR "t0"."belongs_to__user" = $3::int4))) AND ("t1"."app_name" = $4::text)
       ORDER BY "__k0" ASC) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."id" AS "id") AS o)::text AS body
 -- params: [2,2,2,"kiosks"]

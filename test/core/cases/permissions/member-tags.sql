@@ -5,9 +5,9 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
         FROM "device" fd
         WHERE fd."belongs_to__application" IN (SELECT fa."id"
           FROM "application" fa
-          WHERE fa."organization" IN (SELECT m."is_member_of__organization"
+          WHERE fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
             FROM "organization_membership" m
-            WHERE m."user" = $1::int4)))) AND ("t0"."device" = $2::int4)
+            WHERE m."user" = $1::int4))))) AND ("t0"."device" = $2::int4)
       ORDER BY "__k0" ASC) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."tag_key" AS "tag_key", "t0"."value" AS "value") AS o)::text AS body
 -- params: [2,61]

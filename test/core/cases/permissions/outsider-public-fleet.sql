@@ -1,20 +1,18 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
     FROM (SELECT "t0"."app_name", "t0"."id", "t0"."id" AS "__k0"
       FROM "application" "t0"
-      WHERE (("t0"."is_public" OR "t0"."organization" IN (SELECT m."is_member_of__organization"
+      WHERE (("t0"."is_public" OR "t0"."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
         FROM "organization_membership" m
-        WHERE m."user" = $1::int4)))
+        WHERE m."user" = $1::int4))))
       ORDER BY "__k0" ASC) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."app_name" AS "app_name", (SELECT coalesce(json_agg(to_json(o) ORDER BY "t1"."__k0" ASC), '[]'::json)
         FROM (SELECT "t1"."semver", "t1"."status", "t1"."id" AS "__k0"
           FROM "release" "t1"
-          WHERE ("t1"."belongs_to__application" = "t0"."id" AND (("t1"."belongs_to__application" IN (SELECT fa."id"
+          WHERE ("t1"."belongs_to__application" = "t0"."id" AND (EXISTS (SELECT 1
             FROM "application" fa
-            WHERE fa."organization" IN (SELECT m."is_member_of__organization"
+            WHERE fa."id" = "t1"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
               FROM "organization_membership" m
-              WHERE m."user" = $2::int4)) OR ("t1"."is_final" AND "t1"."status" = 'success' AND NOT "t1"."is_invalidated" AND "t1"."belongs_to__application" IN (SELECT pa."id"
-            FROM "application" pa
-            WHERE pa."is_public")))))
+              WHERE m."user" = $2::int4)) OR (fa."is_public" AND "t1"."is_final" AND "t1"."status" = 'success' AND NOT "t1"."is_invalidated")))))
           ORDER BY "__k0" ASC) AS "t1"
         CROSS JOIN LATERAL (SELECT "t1"."semver" AS "semver", "t1"."status" AS "status") AS o) AS "owns__release") AS o)::text AS body
 -- params: [3,3]
