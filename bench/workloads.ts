@@ -150,7 +150,7 @@ const adminWorkloads: readonly Workload[] = [
 ];
 
 // Each user variant follows its admin workload, so a group's rows stay together in the report.
-const userVariants = new Set(["W1", "W2a", "W2b"]);
+const userVariants = new Set(["W1", "W2a", "W2b", "W4a", "W4b", "W4c"]);
 
 export const workloads: readonly Workload[] = adminWorkloads.flatMap((workload) =>
   userVariants.has(workload.id) ? [workload, asUser(workload)] : [workload],
