@@ -117,6 +117,18 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   }
 
   /**
+   * The target's text: the device reads its own; a user (balena-sdk's getSupervisorTargetState, as
+   * open-balena-api serves it) reads that of a device they may read, under their own permissions.
+   */
+  async function targetOf(
+    request: FastifyRequest<{ Params: { uuid: string } }>,
+  ): Promise<string | undefined> {
+    const caller = await deps.requireCaller(request);
+    if (caller.kind === "user") return targets.readAs(db, permissionsFor(caller), request.params.uuid);
+    return targets.read(db, await asDevice(request));
+  }
+
+  /**
    * A target-state read with an ETag: `If-None-Match` naming the current one is a 304 with no
    * body, decided before the read's text is parsed (target.ts).
    */
@@ -125,9 +137,8 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     reply: FastifyReply,
     endpoint: "v2" | "v3",
   ): Promise<FastifyReply> {
-    const caller = await asDevice(request);
-    const json = await targets.read(db, caller);
-    if (json === undefined) throw new NotFound(`No device ${caller.uuid}`);
+    const json = await targetOf(request);
+    if (json === undefined) throw new NotFound(`No device ${request.params.uuid}`);
     const etag = targetEtag(endpoint, json);
     reply.header("etag", etag);
     if (notModified(request.headers["if-none-match"], etag)) return reply.code(304).send();

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Authenticated } from "../auth/caller.ts";
+import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import type { ExpandItem, ODataQuery } from "../core/query.ts";
 import { type CompiledRead, compileQuery, runRead } from "../core/read.ts";
@@ -95,6 +96,11 @@ export function targetQuery(deviceId: number): ODataQuery {
   };
 }
 
+/** The same read by uuid, under a user's permissions (balena-sdk's device.getSupervisorTargetState). */
+export function targetQueryByUuid(uuid: string): ODataQuery {
+  return { ...targetQuery(0), key: { kind: "fields", values: [["uuid", { kind: "text", value: uuid }]] } };
+}
+
 /**
  * The compiled target read of each device, so a poll skips plan and compile: the query is fixed
  * but for the device, and callers alike in their permissions' `cacheKey` compile alike
@@ -138,6 +144,18 @@ export class TargetReads {
   /** The read's text: a JSON array of at most one `TargetRow`; undefined when the device reads nothing. */
   async read(db: Executor, caller: DeviceCaller): Promise<string | undefined> {
     const { json } = await runRead(db, this.compile(caller));
+    return json === "[]" ? undefined : json;
+  }
+
+  /**
+   * A device's target as a user reads it: everything in it under their own permissions, so a
+   * device, fleet or variable they may not read is not in it (no fleet: no target).
+   */
+  async readAs(db: Executor, permissions: Permissions, uuid: string): Promise<string | undefined> {
+    const { json } = await runRead(
+      db,
+      compileQuery(targetQueryByUuid(uuid), { model: this.model, permissions, format: "v4" }),
+    );
     return json === "[]" ? undefined : json;
   }
 }
