@@ -435,8 +435,8 @@ describe.each(lines)(
           expect(log.at(-1)?.response, `${what}:\n${sent}`).toMatch(/^423 /);
         }
         // The lock was respected: the application kept running in the same container.
-        const app = await appOf(3);
-        expect(app).toMatchObject({ running: true, containerId });
+        expect(await appOf(3)).toMatchObject({ containerId });
+        expect((await stateOf(3)).status).toBe("Idle");
         const rows = await auditSince(before);
         expect(rows.map((r) => [r.path, r.results.map((x) => x.statusCode)])).toEqual([
           ["/v1/reboot", [423]],

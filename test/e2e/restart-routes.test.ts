@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { type Exchange, type LatestSDK, loggedSdk } from "../support/balena-sdk.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { type FleetDevice, startFleet } from "../support/fleet.ts";
@@ -52,6 +53,7 @@ describe.each(databaseKinds)("restart routes on fleet devices, on %s", (kind) =>
 
   beforeAll(async () => {
     server = await startTestServer(kind);
+    await loadDefaultCatalogue(server.test.db);
     appId = (
       await inject("POST", "/v6/application", {
         app_name: "restarted",
@@ -72,7 +74,7 @@ describe.each(databaseKinds)("restart routes on fleet devices, on %s", (kind) =>
       [
         ...["--api", server.url, "--provisioning-key", key, "--fleet", String(appId), "--devices", "2"],
         ...["--supervisor-version", "17.1.4,6.6.0", "--data-dir", base, "--heartbeat-interval", "1"],
-        ...["--poll-interval", "60", "--step-ms", "20", "--download-ms", "50", "--install-ms", "20"],
+        ...["--poll-interval", "60", "--download-ms", "50", "--install-ms", "20"],
       ],
       2,
     );
