@@ -1,5 +1,10 @@
 import cors from "@fastify/cors";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { Logger } from "pino";
 import { Authenticator } from "./auth/caller.ts";
 import { KeyBox } from "./auth/key-box.ts";
@@ -33,6 +38,7 @@ import { buildVersions } from "./odata/versions/index.ts";
 import { startCommandJobs } from "./proxy/jobs/start.ts";
 import { defaultNetworks, NetworkGuard } from "./proxy/network-guard.ts";
 import { proxyOutcomes } from "./proxy/outcome.ts";
+import { restartRoutes } from "./proxy/restart-routes.ts";
 import { proxyRoutes } from "./proxy/routes.ts";
 
 export interface Deps {
@@ -189,7 +195,12 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     observe: metrics.proxyCommand,
     ...(commandJobs ? { jobs: commandJobs.jobs } : {}),
   };
-  proxyRoutes(app, { ...proxy, requireCaller: (request) => requireCaller(request, authenticator) });
+  const proxyDeps = {
+    ...proxy,
+    requireCaller: (request: FastifyRequest) => requireCaller(request, authenticator),
+  };
+  proxyRoutes(app, proxyDeps);
+  restartRoutes(app, proxyDeps);
   // The change bus of GraphQL subscriptions: it LISTENs only while someone subscribes. Closed
   // before the server waits for its requests to end, so open subscriptions complete and let it.
   const events = createBus(deps.db, deps.logger);

@@ -197,18 +197,40 @@ export function authRoutes(app: FastifyInstance, deps: AuthDeps): void {
 
   const sendKey = (key: string) => JSON.stringify(key);
 
-  app.post("/api-key/user/full", async (request, reply) => {
+  /** A key with the user's full rights: a session token from a login less than 20 minutes old. */
+  async function freshUser(request: FastifyRequest): Promise<Extract<Authenticated, { kind: "user" }>> {
     const caller = await requireCaller(request, authenticator);
     if (caller.kind !== "user") throw new Unauthorized();
     if (!caller.session || Date.now() / 1000 - caller.session.authTime > freshLoginSeconds) {
       throw new Unauthorized("Fresh authentication token required");
     }
+    return caller;
+  }
+
+  app.post("/api-key/user/full", async (request, reply) => {
+    const caller = await freshUser(request);
     const body = bodyObject(request.body);
     const name = optionalText(body, "name");
     if (!name) throw new BadRequest("'name' is required");
     const key = await createApiKey(db, {
       actor: caller.actor,
       name,
+      description: optionalText(body, "description"),
+      expiryDate: expiryDate(body),
+    });
+    return reply.type("application/json").send(sendKey(key));
+  });
+
+  // balena-sdk 19's application.generateApiKey (deprecated there). open-balena-api
+  // (src/features/api-keys/index.ts, createUserApiKey) answers it with a key of the calling user,
+  // under the same fresh-login rule as a full key; the fleet in the path plays no part (the SDK
+  // reads the fleet first, so an unknown one fails there). Named as the request names it, else not.
+  app.post<{ Params: { id: string } }>("/application/:id/generate-api-key", async (request, reply) => {
+    const caller = await freshUser(request);
+    const body = bodyObject(request.body);
+    const key = await createApiKey(db, {
+      actor: caller.actor,
+      name: optionalText(body, "name"),
       description: optionalText(body, "description"),
       expiryDate: expiryDate(body),
     });

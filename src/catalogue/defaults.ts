@@ -1,4 +1,5 @@
 import type { Database } from "../db/database.ts";
+import { syncHostFleets } from "./host-fleets.ts";
 import type { CatalogueEntry } from "./schema.ts";
 import { saveEntries } from "./store.ts";
 
@@ -7,7 +8,8 @@ import { saveEntries } from "./store.ts";
 // operator, so a device type they deleted or replaced stays deleted or replaced.
 const MARKER = "default_catalogue";
 // Raised when the shipped file gains entries that existing databases should receive too.
-const EDITION = "1";
+// Edition 2: every device type has its host OS fleet (host-fleets.ts).
+const EDITION = "2";
 
 /** The shipped catalogue, validated by the same schema and rules as `fleetgate catalogue import`. */
 export async function defaultCatalogue(): Promise<CatalogueEntry[]> {
@@ -20,16 +22,32 @@ export async function defaultCatalogue(): Promise<CatalogueEntry[]> {
 }
 
 /**
- * Adds the shipped device types on the first start of a database, and does nothing afterwards
- * (one statement). Entries never replace what is there: a slug or alias already taken (by a file
+ * Adds the shipped device types (and their host OS fleets) on the first start of a database, and
+ * does nothing afterwards (one statement). Entries never replace what is there: a slug or alias already taken (by a file
  * imported before the first start) keeps its device type. Answers how many device types it added.
+ * `hostFleets: false` leaves the host OS fleets to the caller (the demo seed makes them after its
+ * own fleets, so those keep the first ids).
  */
-export async function loadDefaultCatalogue(db: Database): Promise<number> {
-  const [loaded] = await db.query({
-    text: `SELECT 1 FROM "setting" WHERE "name" = $1::text`,
+export async function loadDefaultCatalogue(
+  db: Database,
+  { hostFleets = true }: { readonly hostFleets?: boolean } = {},
+): Promise<number> {
+  const [loaded] = await db.query<{ value: string }>({
+    text: `SELECT "value" FROM "setting" WHERE "name" = $1::text`,
     values: [MARKER],
   });
-  if (loaded) return 0;
+  if (loaded?.value === EDITION) return 0;
+  if (loaded) {
+    // A database loaded by an earlier edition: its device types get their host OS fleets, once.
+    await db.transaction(async (tx) => {
+      const upgraded = await tx.query({
+        text: `UPDATE "setting" SET "value" = $2::text WHERE "name" = $1::text AND "value" = $3::text RETURNING "name"`,
+        values: [MARKER, EDITION, loaded.value],
+      });
+      if (upgraded.length > 0 && hostFleets) await syncHostFleets(tx);
+    });
+    return 0;
+  }
   const entries = await defaultCatalogue();
   return db.transaction(async (tx) => {
     // Two processes starting at once: the one that records the marker loads the catalogue.
@@ -46,7 +64,7 @@ export async function loadDefaultCatalogue(db: Database): Promise<number> {
     });
     const taken = new Set(names.map((row) => row.name));
     const fresh = entries.filter((entry) => [entry.slug, ...entry.aliases].every((name) => !taken.has(name)));
-    await saveEntries(tx, fresh);
+    await saveEntries(tx, fresh, { hostFleets });
     return fresh.length;
   });
 }

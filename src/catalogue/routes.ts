@@ -4,6 +4,7 @@ import type { CatalogueConfig } from "../config.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import type { Model } from "../model/types.ts";
+import { configVarsDocument } from "./config-vars.ts";
 import { configDocument } from "./document.ts";
 import { slugPattern } from "./entry.ts";
 import { guestPermissions } from "./guest.ts";
@@ -17,12 +18,17 @@ export interface CatalogueDeps {
   readonly permissionsOf: (request: FastifyRequest) => Promise<Permissions | undefined>;
 }
 
-/** `/config` and `/device-types/v1`: no credential needed; private device types only for those who may read them. */
+/** `/config`, `/config/vars` and `/device-types/v1`: no credential needed; private device types only for those who may read them. */
 export function catalogueRoutes(app: FastifyInstance, deps: CatalogueDeps): void {
   const entries = async (request: FastifyRequest, slug?: string) =>
     readEntries(deps.db, deps.model, (await deps.permissionsOf(request)) ?? guestPermissions, slug);
 
   app.get("/config", async (request) => configDocument(deps.config, await entries(request)));
+
+  // balena-sdk's config.getConfigVarSchema: constants, for anyone, as balena serves them.
+  app.get<{ Querystring: { deviceType?: unknown } }>("/config/vars", async (request) =>
+    configVarsDocument(request.query.deviceType),
+  );
 
   // pinejs wire: a bare array, not a {"d": […]} envelope.
   app.get("/device-types/v1", async (request) => entries(request));

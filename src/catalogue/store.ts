@@ -1,14 +1,20 @@
 import type { Executor } from "../db/database.ts";
+import { syncHostFleets } from "./host-fleets.ts";
 import type { CatalogueEntry } from "./schema.ts";
 
 /**
- * Writes catalogue entries into `device_type` (columns and the whole entry) and their aliases. The
+ * Writes catalogue entries into `device_type` (columns and the whole entry) and their aliases, and
+ * gives each device type its host OS fleet (host-fleets.ts). The
  * documents are built back from these rows (read.ts), so the columns and the documents agree.
  * System write: an operator's import (the CLI, the first start), validated whole by the catalogue's
  * schema; the entry is a hidden column no API writes. Plain SQL, not Prisma's client: the first
  * start of `serve` runs it, and Prisma's query compiler would stay resident in the server after it.
  */
-export async function saveEntries(tx: Executor, entries: readonly CatalogueEntry[]): Promise<void> {
+export async function saveEntries(
+  tx: Executor,
+  entries: readonly CatalogueEntry[],
+  { hostFleets = true }: { readonly hostFleets?: boolean } = {},
+): Promise<void> {
   for (const entry of entries) {
     await tx.query({
       text: `INSERT INTO "cpu_architecture" ("slug") VALUES ($1::text) ON CONFLICT ("slug") DO NOTHING`,
@@ -42,5 +48,12 @@ export async function saveEntries(tx: Executor, entries: readonly CatalogueEntry
              SELECT $1::int4, unnest($2::text[])`,
       values: [saved.id, [...new Set([entry.slug, ...entry.aliases])]],
     });
+  }
+  // balena-sdk's getAllSupported finds a device type through its host OS fleet.
+  if (hostFleets) {
+    await syncHostFleets(
+      tx,
+      entries.map((entry) => entry.slug),
+    );
   }
 }

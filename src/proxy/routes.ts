@@ -4,6 +4,7 @@ import { permissionsFor } from "../auth/policies.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
 import { type ProxyContext, type ProxyInput, proxyCommand } from "./command.ts";
 import { checkIdempotencyKey, submitCommandJob } from "./jobs/submit.ts";
+import { sendResults } from "./send-results.ts";
 
 export interface ProxyDeps extends Omit<ProxyContext, "permissions" | "actor"> {
   readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;
@@ -41,32 +42,6 @@ export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
         .type("application/json")
         .send(JSON.stringify(job));
     }
-    const results = await proxyCommand(input, context);
-    if (results.length === 1) {
-      const [only] = results;
-      if (!only) throw new Error("no result");
-      // One device: its answer relayed as it is (or the gateway's word when it could not answer).
-      if (only.error)
-        return reply.code(only.statusCode).type("application/json").send(JSON.stringify(only.error));
-      reply.code(only.statusCode);
-      if (only.body === null) return reply.send();
-      // Text goes out as plain text whatever the device said, so a device cannot serve HTML from our origin.
-      if (typeof only.body === "string") return reply.type("text/plain; charset=utf-8").send(only.body);
-      return reply.type("application/json").send(JSON.stringify(only.body));
-    }
-    return reply
-      .code(207)
-      .type("application/json")
-      .send(
-        JSON.stringify(
-          results.map(({ deviceId, uuid, statusCode, body: answer, error }) => ({
-            deviceId,
-            uuid,
-            statusCode,
-            body: answer,
-            ...(error ? { error } : {}),
-          })),
-        ),
-      );
+    return sendResults(reply, await proxyCommand(input, context));
   });
 }

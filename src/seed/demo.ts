@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { hashPassword } from "../auth/passwords.ts";
 import { loadDefaultCatalogue } from "../catalogue/defaults.ts";
+import { syncHostFleets } from "../catalogue/host-fleets.ts";
 import type { Database } from "../db/database.ts";
 
 // System write: the demo data goes in through Prisma's typed client, as an operator's command, with
@@ -33,9 +34,12 @@ export interface DemoSummary {
  */
 export async function seedDemo(db: Database): Promise<DemoSummary> {
   const password = await hashPassword(demoLogin.password);
-  await loadDefaultCatalogue(db);
+  await loadDefaultCatalogue(db, { hostFleets: false });
   try {
-    return await seedRows(db, password);
+    const summary = await seedRows(db, password);
+    // The catalogue's host OS fleets come after the demo's own, which keep the first ids.
+    await db.transaction((tx) => syncHostFleets(tx));
+    return summary;
   } finally {
     await db.releasePrisma?.();
   }

@@ -54,7 +54,11 @@ describe.each(databaseKinds)("application.is_directly_accessible_by__user on %s"
   describe("as balena-sdk 19.7.3 sends it", () => {
     it("getAll lists the public fleet too; getAllDirectlyAccessible only the member's own", async () => {
       const { sdk, log } = await sdkOf(alice);
-      const all = await sdk.models.application.getAll({ $select: ["id", "app_name"] });
+      // Public fleets are bob's and the catalogue's host OS fleets (issue 30, item 11).
+      const all = await sdk.models.application.getAll({
+        $select: ["id", "app_name"],
+        $filter: { is_host: false },
+      });
       expect(all.map((fleet) => fleet.id).sort()).toEqual([fleets.alice, fleets.bob].sort());
       const direct = await sdk.models.application.getAllDirectlyAccessible({ $select: ["id", "app_name"] });
       expect(direct).toEqual([{ id: fleets.alice, app_name: "alice-fleet" }]);
@@ -92,9 +96,11 @@ describe.each(databaseKinds)("application.is_directly_accessible_by__user on %s"
       expect(lastRequest(log)).toBe(
         "GET /v6/application?$filter=is_directly_accessible_by__user/any(dau:1 eq 1)&$orderby=app_name asc&$select=id",
       );
-      expect((await sdk.models.application.getAll({ $select: "id" })).map((fleet) => fleet.id)).toEqual([
-        fleets.bob,
-      ]);
+      expect(
+        (await sdk.models.application.getAll({ $select: "id", $filter: { is_host: false } })).map(
+          (fleet) => fleet.id,
+        ),
+      ).toEqual([fleets.bob]);
     });
   });
 

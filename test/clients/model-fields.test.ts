@@ -65,25 +65,31 @@ describe.each(databaseKinds)("balena-sdk's model fields on %s", (kind) => {
   });
 
   describe("application.is_host and is_archived", () => {
-    it("are read (false unless an operator says so) and deviceType.getAllSupported filters on them", async () => {
+    it("are read (false but for the catalogue's host OS fleets) and deviceType.getAllSupported filters on them", async () => {
       const [own] = await get(`/v6/application(${fleet})?$select=is_host,is_archived`, alice.token);
       expect(own).toEqual({ is_host: false, is_archived: false });
-      // An operator's host OS fleet for the Raspberry Pi 4, public, with a final release.
-      const host = await world.fleet("raspberrypi4-64-os", "raspberrypi4-64");
-      expectStatus(await world.send("PATCH", `/v6/application(${host})`, { is_public: true }), 200);
-      await world.server.test.db.prisma.application.update({ where: { id: host }, data: { is_host: true } });
-      await world.release(host, { commit: "os1", status: "success", semver: "5.0.0" });
-      const supported = await sdk.models.deviceType.getAllSupported({ $select: "slug" });
-      expect(supported).toEqual([{ slug: "raspberrypi4-64" }]);
+      // The catalogue's host OS fleet of the Raspberry Pi 4 (test/clients/supported-device-types.test.ts).
+      const [host] = await get(
+        `/v6/application?$select=id,is_host,is_archived&$filter=slug eq 'balena_os/raspberrypi4-64'`,
+        alice.token,
+      );
+      expect(host).toMatchObject({ is_host: true, is_archived: false });
+      const supported = async () =>
+        (await sdk.models.deviceType.getAllSupported({ $select: "slug" })).map((type) => type.slug);
+      expect(await supported()).toContain("raspberrypi4-64");
       expect(lastRequest()).toBe(
         "GET /v6/device_type?$orderby=name asc&$select=slug&$filter=is_default_for__application/any(idfa:(idfa/is_host eq true) and (idfa/is_archived eq false) and (idfa/owns__release/any(r:(r/status eq 'success') and (r/is_final eq true) and (r/is_invalidated eq false))))",
       );
       // Archived, it supports nothing any more.
       await world.server.test.db.prisma.application.update({
-        where: { id: host },
+        where: { id: host?.id as number },
         data: { is_archived: true },
       });
-      expect(await sdk.models.deviceType.getAllSupported({ $select: "slug" })).toEqual([]);
+      expect(await supported()).not.toContain("raspberrypi4-64");
+      await world.server.test.db.prisma.application.update({
+        where: { id: host?.id as number },
+        data: { is_archived: false },
+      });
       const writable = await world.send("PATCH", `/v6/application(${fleet})`, { is_host: true }, alice.token);
       expect(writable.status, writable.raw).toBe(400);
     });
@@ -107,7 +113,10 @@ describe.each(databaseKinds)("balena-sdk's model fields on %s", (kind) => {
           media: { defaultBoot: "sdcard" },
           is_private: false,
         },
-        partials: { instructions: expect.arrayContaining([expect.stringContaining("SD card")]) },
+        partials: {
+          instructions: expect.arrayContaining([expect.stringContaining("SD card")]),
+          bootDevice: ["Connect power to the {{name}}"],
+        },
       });
       const [nuc] = await get(`/v6/device_type(slug='intel-nuc')?$select=contract`, alice.token);
       expect(nuc?.contract).toMatchObject({
@@ -117,8 +126,12 @@ describe.each(databaseKinds)("balena-sdk's model fields on %s", (kind) => {
           storage: { internal: true },
           media: { defaultBoot: "internal", altBoot: ["usb_mass_storage"] },
         },
-        // Its instructions are per platform in the catalogue: no partials are made up.
-        partials: {},
+        // Its catalogue instructions are per platform: only the partials balenaOS' flasher steps name.
+        partials: {
+          bootDeviceExternal: [expect.stringContaining("{{name}}")],
+          flashIndicator: [expect.any(String)],
+          bootDevice: ["Power up the {{name}}"],
+        },
       });
       const [qemu] = await get(`/v6/device_type(slug='qemux86-64')?$select=contract`, alice.token);
       expect(qemu?.contract).toMatchObject({ slug: "qemux86-64", data: { media: { defaultBoot: "image" } } });

@@ -227,7 +227,11 @@ describe("GraphQL remote control against fleetgate fleet devices", () => {
       expect(app).toMatchObject({
         statusCode: 200,
         ok: true,
-        body: expect.objectContaining({ appId, running: true }),
+        body: expect.objectContaining({ appId }),
+      });
+      // Running again: the real /v1/apps/:appId does not say; /v1/device's status does.
+      expect(only(await query("supervisorDeviceState", { uuid: device.uuid })).body).toMatchObject({
+        status: "Idle",
       });
     }
     const purge = await mutation("supervisorPurge", { appId: apps.a });
@@ -245,15 +249,15 @@ describe("GraphQL remote control against fleetgate fleet devices", () => {
 
     const stopped = only(await mutation("supervisorStopApp", { deviceId: idOf(second) }));
     expect(stopped).toMatchObject({ statusCode: 200, ok: true, body: { containerId: expect.any(String) } });
-    expect(only(await query("supervisorApp", { deviceId: idOf(second) })).body).toMatchObject({
-      running: false,
+    expect(only(await query("supervisorDeviceState", { deviceId: idOf(second) })).body).toMatchObject({
+      status: "exited",
     });
     expect(only(await mutation("supervisorStartApp", { deviceId: idOf(second) }))).toMatchObject({
       statusCode: 200,
       ok: true,
     });
-    expect(only(await query("supervisorApp", { deviceId: idOf(second) })).body).toMatchObject({
-      running: true,
+    expect(only(await query("supervisorDeviceState", { deviceId: idOf(second) })).body).toMatchObject({
+      status: "Idle",
     });
   });
 

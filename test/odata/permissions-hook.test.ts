@@ -40,7 +40,10 @@ describe.each(databaseKinds)("the row predicate on %s", (kind) => {
     expect(devices.map((d) => d.id)).toEqual(Array.from({ length: 30 }, (_, i) => 2 * (i + 1)));
     expect(await get("/device(1)")).toEqual([]);
     expect(await get("/application(2)")).toEqual([]);
-    expect((await get("/application?$select=id")).map((a: { id: number }) => a.id)).toEqual([1, 3]);
+    // The demo's fleets (the catalogue's host OS fleets, with no devices, come after them).
+    expect(
+      (await get("/application?$select=id&$filter=not is_host")).map((a: { id: number }) => a.id),
+    ).toEqual([1, 3]);
   });
 
   it("filters counts", async () => {
@@ -65,7 +68,9 @@ describe.each(databaseKinds)("the row predicate on %s", (kind) => {
       await get("/device?$select=id&$filter=belongs_to__application/app_name eq 'weather-stations'"),
     ).toEqual([]);
     expect(await get("/application?$select=id&$filter=owns__device/any(d:d/id eq 1)")).toEqual([]);
-    const allEven = await get("/application?$select=id&$filter=owns__device/all(d:d/id mod 2 eq 0)");
+    const allEven = await get(
+      "/application?$select=id&$filter=not is_host and owns__device/all(d:d/id mod 2 eq 0)",
+    );
     expect(allEven.map((a: { id: number }) => a.id)).toEqual([1, 3]);
     const tenVisible = await get("/application?$select=id&$filter=owns__device/$count eq 10");
     expect(tenVisible.map((a: { id: number }) => a.id)).toEqual([1, 3]);

@@ -16,10 +16,17 @@ describe.each(databaseKinds)("demo seed on %s", (kind) => {
     // The database was never started: the seed loaded the shipped catalogue, and nothing else.
     const types = await test.db.prisma.deviceType.findMany({ orderBy: { id: "asc" } });
     expect(types.map((type) => type.slug)).toEqual((await defaultCatalogue()).map((entry) => entry.slug));
+    // The demo's fleets come first; each device type's host OS fleet after them.
+    const hostFleets = await test.db.prisma.application.findMany({ where: { is_host: true } });
+    expect(hostFleets).toHaveLength(types.length);
     const fleets = await test.db.prisma.application.findMany({
+      where: { is_host: false },
       include: { Releases: true, Devices: true, DeviceType: true },
       orderBy: { id: "asc" },
     });
+    expect(Math.max(...fleets.map((fleet) => fleet.id))).toBeLessThan(
+      Math.min(...hostFleets.map((f) => f.id)),
+    );
     expect(fleets.map((fleet) => fleet.DeviceType.slug)).toEqual([
       "raspberrypi4-64",
       "raspberrypi3",
@@ -45,6 +52,7 @@ describe.each(databaseKinds)("demo seed on %s", (kind) => {
         test.db.prisma.deviceType.count(),
       ]);
     // A device type the demo does not use, deleted by the operator, stays deleted.
+    await test.db.prisma.application.deleteMany({ where: { DeviceType: { slug: "ts7700" } } });
     await test.db.prisma.deviceType.delete({ where: { slug: "ts7700" } });
     const before = await count();
     await seedDemo(test.db);

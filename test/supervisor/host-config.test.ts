@@ -99,8 +99,13 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
     await patch({ network: { proxy: {} } });
   });
 
+  // The real 400 texts: io-ts-reporters over the loose decode (a proxy is `{ [K in string]: any } &
+  // Partial<{ dns: … }>`, so its paths go through the intersection's members 0 and 1), a union as
+  // "Expecting one of:" with one type per line; the members the loose decode leaves unchecked in the
+  // words of the strict decode (type, ip, port: 0.0; login, password: 0.1; noProxy: 1).
   it("refuses invalid input with 400 text naming the member, and changes nothing", async () => {
-    await patch({ network: { hostname: "before" } });
+    await patch({ network: { hostname: "before", proxy: PROXY } });
+    const TYPES = 'Expecting one of:\n    "socks4"\n    "socks5"\n    "http-connect"\n    "http-relay"\n';
     const cases: [unknown, string][] = [
       [
         {},
@@ -109,60 +114,100 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
       [{ network: { hostname: 123 } }, "Expecting string at network.hostname but instead got: 123"],
       [
         { network: { proxy: "socks5" } },
-        'Expecting ({ [K in string]: any } & Partial<{ dns: (AddressString | boolean) }>) at network.proxy but instead got: "socks5"',
+        'Expecting { [K in string]: any } at network.proxy.0 but instead got: "socks5"\n' +
+          'Expecting Partial<{ dns: (AddressString | boolean) }> at network.proxy.1 but instead got: "socks5"',
       ],
-      // The docs say null resets; the real code's io-ts decode refuses it.
+      // The docs say null resets; the real code's io-ts decode refuses it, and the proxy stays.
       [
-        { network: { proxy: null } },
-        "Expecting ({ [K in string]: any } & Partial<{ dns: (AddressString | boolean) }>) at network.proxy but instead got: null",
+        { network: { hostname: "with-null", proxy: null } },
+        "Expecting { [K in string]: any } at network.proxy.0 but instead got: null\n" +
+          "Expecting Partial<{ dns: (AddressString | boolean) }> at network.proxy.1 but instead got: null",
+      ],
+      // An array is a record of anything to io-ts; only the dns part refuses it.
+      [
+        { network: { proxy: [] } },
+        "Expecting Partial<{ dns: (AddressString | boolean) }> at network.proxy.1 but instead got: []",
       ],
       [{ network: { hostname: null } }, "Expecting string at network.hostname but instead got: null"],
       [
-        { network: { proxy: { ip: "10.0.0.9", port: 1080 } } },
-        'Expecting "socks4" | "socks5" | "http-connect" | "http-relay" at network.proxy.type but instead got: undefined',
-      ],
-      [
         { network: { proxy: { ...PROXY, type: "socks6" } } },
-        'Expecting "socks4" | "socks5" | "http-connect" | "http-relay" at network.proxy.type but instead got: "socks6"',
+        `${TYPES}at network.proxy.0.0.type but instead got: "socks6"`,
       ],
       [
         { network: { proxy: { ...PROXY, ip: 5 } } },
-        "Expecting string at network.proxy.ip but instead got: 5",
+        "Expecting string at network.proxy.0.0.ip but instead got: 5",
       ],
       [
         { network: { proxy: { ...PROXY, port: "10x" } } },
-        'Expecting integer at network.proxy.port but instead got: "10x"',
+        'Expecting NumericIdentifier at network.proxy.0.0.port but instead got: "10x" (must be be an positive integer)',
       ],
       [
         { network: { proxy: { ...PROXY, port: 10.5 } } },
-        "Expecting integer at network.proxy.port but instead got: 10.5",
+        "Expecting NumericIdentifier at network.proxy.0.0.port but instead got: 10.5 (must be be an positive integer)",
       ],
       [
         { network: { proxy: { ...PROXY, login: 1 } } },
-        "Expecting string at network.proxy.login but instead got: 1",
+        "Expecting string at network.proxy.0.1.login but instead got: 1",
       ],
       [
         { network: { proxy: { ...PROXY, noProxy: "10.0.0.1" } } },
-        'Expecting Array<string> at network.proxy.noProxy but instead got: "10.0.0.1"',
+        'Expecting Array<string> at network.proxy.1.noProxy but instead got: "10.0.0.1"',
       ],
       [
         { network: { proxy: { ...PROXY, noProxy: ["10.0.0.1", 7] } } },
-        "Expecting string at network.proxy.noProxy.1 but instead got: 7",
+        "Expecting string at network.proxy.1.noProxy.1 but instead got: 7",
       ],
+      // balena-supervisor's own cases (test/unit/host-config.spec.ts): not ADDRESS:PORT, or no string.
+      ...["resolver", ":", ":53", "1.1.1.1", "example.com:not-a-port"].map((dns): [unknown, string] => [
+        { network: { proxy: { ...PROXY, dns } } },
+        `Expecting one of:\n    AddressString\n    boolean\nat network.proxy.1.dns but instead got: "${dns}"`,
+      ]),
       [
-        { network: { proxy: { ...PROXY, dns: "resolver" } } },
-        'Expecting (AddressString | boolean) at network.proxy.dns but instead got: "resolver"',
+        { network: { proxy: { ...PROXY, dns: 123 } } },
+        "Expecting one of:\n    AddressString\n    boolean\nat network.proxy.1.dns but instead got: 123",
       ],
     ];
     for (const [body, message] of cases) {
       const answer = await patch(body);
-      expect([answer.status, answer.text, answer.type]).toEqual([
+      expect([answer.status, answer.text, answer.type], JSON.stringify(body)).toEqual([
         400,
         PREFIX + message,
         "text/plain; charset=utf-8",
       ]);
     }
+    expect(await hostConfig()).toEqual({ network: { hostname: "before", proxy: PROXY } });
+    // A merged proxy must be whole: without a current one, a partial proxy lacks its type.
+    await patch({ network: { proxy: {} } });
+    const partial = await patch({ network: { proxy: { ip: "10.0.0.9", port: 1080 } } });
+    expect([partial.status, partial.text]).toEqual([
+      400,
+      `${PREFIX}${TYPES}at network.proxy.0.0.type but instead got: undefined`,
+    ]);
     expect(await hostConfig()).toEqual({ network: { hostname: "before" } });
+  });
+
+  // redsocks' local_ip and local_port are the supervisor's to set (host-config/proxy.ts
+  // disallowedProxyFields): dropped, while the rest of the PATCH applies.
+  it("drops local_ip and local_port and applies the rest; a proxy of only those stays as it is", async () => {
+    const answer = await patch({
+      network: { hostname: "local", proxy: { ...PROXY, port: 1082, local_ip: "0.0.0.0", local_port: 9 } },
+    });
+    expect([answer.status, answer.text]).toEqual([200, "OK"]);
+    expect(await hostConfig()).toEqual({ network: { hostname: "local", proxy: { ...PROXY, port: 1082 } } });
+    const only = await patch({
+      network: { hostname: "local-2", proxy: { local_ip: "0.0.0.0", local_port: 9 } },
+    });
+    expect([only.status, only.text]).toEqual([200, "OK"]);
+    expect(await hostConfig()).toEqual({ network: { hostname: "local-2", proxy: { ...PROXY, port: 1082 } } });
+    await patch({ network: { proxy: {} } });
+  });
+
+  it("accepts a host name as the dns address, as the real AddressString does", async () => {
+    expect((await patch({ network: { proxy: { ...PROXY, dns: "dns.example.com:5353" } } })).status).toBe(200);
+    expect(await hostConfig()).toEqual({
+      network: { hostname: "local-2", proxy: { ...PROXY, dns: "dns.example.com:5353" } },
+    });
+    await patch({ network: { proxy: {} } });
   });
 
   it("respects the update lock (423 text) unless forced", async () => {

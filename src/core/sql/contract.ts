@@ -3,8 +3,8 @@ import { type Fragment, sql } from "../../db/sql.ts";
 /**
  * balena's hw.device-type contract of a device type, built from its catalogue entry (the
  * device-type.json document in the hidden column `catalogue`) and its columns. What an entry does
- * not say (hdmi, bluetooth, the flashing partials) is left out rather than guessed, except the boot
- * media balena-sdk needs to choose install instructions:
+ * not say (hdmi, bluetooth) is left out rather than guessed, except the boot
+ * media balena-sdk needs to choose install instructions, and the partials those instructions name:
  *   - an entry with a flasher image installs to internal storage from a USB stick
  *     (defaultBoot "internal", altBoot ["usb_mass_storage"], storage.internal true);
  *   - a QEMU machine boots its image as it is (defaultBoot "image");
@@ -30,6 +30,19 @@ export function deviceTypeContract(row: Fragment, arch: Fragment): Fragment {
     'storage', jsonb_build_object('internal', ${flasher}),
     'media', ${media},
     'is_private', ${row}."is_private")`;
+  // The templated partials balena-sdk interpolates (getInstructions): balenaOS' install steps for the
+  // contract's install method name the device type's own (balena-sdk models/balenaos-contract.ts).
+  // An image boots as the entry's instructions say; a flasher boots from the USB key, installs
+  // and powers off (externalFlash); an SD card type boots from the card (externalBoot). The texts
+  // follow balena's contracts (contracts/hw.device-type/*/contract.json) for such boards.
+  const instructions = sql`CASE WHEN jsonb_typeof(${entry} -> 'instructions') = 'array'
+      THEN jsonb_build_object('instructions', ${entry} -> 'instructions') ELSE '{}'::jsonb END`;
+  const bootPartials = sql`CASE WHEN ${flasher} THEN '{
+      "bootDeviceExternal": ["Power up the {{name}} with the {{resolveContractAlias data.media.altBoot.[0]}} inserted. You may need to select it in the boot menu."],
+      "flashIndicator": ["the {{name}} has powered off"],
+      "bootDevice": ["Power up the {{name}}"]}'::jsonb
+    WHEN ${qemu} THEN '{}'::jsonb ELSE '{"bootDevice": ["Connect power to the {{name}}"]}'::jsonb END`;
+  const partials = sql`(${instructions} || ${bootPartials})`;
   return sql`jsonb_build_object(
     'slug', ${row}."slug",
     'version', coalesce(${entry} ->> 'version', '1'),
@@ -38,6 +51,5 @@ export function deviceTypeContract(row: Fragment, arch: Fragment): Fragment {
     'name', ${row}."name",
     'assets', ${logo},
     'data', ${data},
-    'partials', CASE WHEN jsonb_typeof(${entry} -> 'instructions') = 'array'
-      THEN jsonb_build_object('instructions', ${entry} -> 'instructions') ELSE '{}'::jsonb END)`;
+    'partials', ${partials})`;
 }

@@ -251,6 +251,7 @@ export async function deleteEntities(
     const { ids } = await lockTargets(tx, target, context);
     if (ids.length === 0) return { affected: 0 };
     const before = options.dryRun ? await snapshot(tx, resource, ids, context) : undefined;
+    await rulesOf(resource.table).beforeDelete?.(ids, ruleContext(tx, resource, context));
     await deleteRows(tx, resource, ids);
     if (!before) return { affected: ids.length };
     throw new DryRun({

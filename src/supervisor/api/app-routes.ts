@@ -83,16 +83,15 @@ export function appRoutes({ device }: ApiDeps): Route[] {
         if (device.app.services > 1) {
           return text(400, "Some v1 endpoints are only allowed on single-container apps");
         }
+        // Exactly the real answer's members (device-api/v1.ts): imageId is the image's name (a
+        // string), and there is a releaseId. Whether the container runs is /v1/device's status.
         return json(200, {
           appId,
           commit: device.commit,
-          // The real answer's imageId is the image's name (a string), and it has the releaseId.
-          imageId: device.imageName(),
-          releaseId: device.releaseId(),
           containerId: device.app.containerId,
           env: publicEnv(device.appEnv()),
-          // A fleetgate addition: a stopped application is otherwise invisible on v1.
-          running: device.app.running,
+          imageId: device.imageName(),
+          releaseId: device.releaseId(),
         });
       },
     },

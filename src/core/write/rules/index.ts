@@ -1,6 +1,7 @@
 import { applicationRules } from "./application.ts";
 import { commandJobRules } from "./command-job.ts";
 import { deviceRules } from "./device.ts";
+import { deviceTypeRules } from "./device-type.ts";
 import { membershipRules } from "./membership.ts";
 import {
   applicationTagRules,
@@ -17,6 +18,7 @@ import { userRules } from "./user.ts";
 const rules: Record<string, ResourceRules> = {
   application: applicationRules,
   device: deviceRules,
+  device_type: deviceTypeRules,
   release: releaseRules,
   organization: organizationRules,
   organization_membership: membershipRules,

@@ -32,6 +32,8 @@ export interface ResourceRules {
   prepareUpdate?(values: Values, ids: readonly number[], context: RuleContext): Promise<Values>;
   /** Follow-ups to a POST only (a new user's personal organization), before `afterWrite`. */
   afterCreate?(values: Values, id: number, context: RuleContext): Promise<void>;
+  /** What goes with the rows of a DELETE that the schema does not cascade to, just before they go. */
+  beforeDelete?(ids: readonly number[], context: RuleContext): Promise<void>;
   /** Follow-ups and checks on the rows after they changed (created or updated), in the same transaction. */
   afterWrite?(values: Values, ids: readonly number[], context: RuleContext): Promise<void>;
 }

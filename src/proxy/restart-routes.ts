@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { permissionsFor } from "../auth/policies.ts";
+import { writableRowActor } from "../auth/writable-row.ts";
+import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
+import { type DeviceResult, proxyCommand } from "./command.ts";
+import type { ProxyDeps } from "./routes.ts";
+import { sendResults } from "./send-results.ts";
+
+// The restart routes balena-sdk calls outside /supervisor: `POST /application/:id/restart`
+// (application.restart, both lines) restarts the application on every online device of the fleet,
+// and `POST /device/:id/restart` (19.7.3's device.restartApplication, for a supervisor before
+// 7.0.0) on one device. Each is the proxy's `/v1/restart` with the device's own app id, under the
+// proxy's rules: a user's credential, devices the caller may write, the audit.
+type Target = "application" | "device";
+
+const isOk = (result: DeviceResult) => !result.error && result.statusCode >= 200 && result.statusCode < 300;
+
+export function restartRoutes(app: FastifyInstance, deps: ProxyDeps): void {
+  const restart =
+    (target: Target) => async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+      const caller = await deps.requireCaller(request);
+      if (caller.kind !== "user") throw new Unauthorized();
+      const id = Number(request.params.id);
+      if (!Number.isSafeInteger(id)) throw new BadRequest(`'${target}' id must be an integer`);
+      // A fleet or device the caller cannot see is a 404 (the SDK's "not found"), one they cannot change a 401.
+      await writableRowActor(deps.db, deps.model, caller, target, id);
+      const context = { ...deps, permissions: permissionsFor(caller), actor: caller.actor };
+      const input = {
+        path: "/v1/restart",
+        data: {},
+        appScoped: true,
+        ...(target === "application" ? { appId: id } : { deviceId: id }),
+      };
+      let results: DeviceResult[];
+      try {
+        results = await proxyCommand(input, context);
+      } catch (error) {
+        // A fleet with no device online has nothing to restart; one device offline is the proxy's 404.
+        if (target === "application" && error instanceof NotFound) results = [];
+        else throw error;
+      }
+      if (target === "device" || !results.every(isOk)) return sendResults(reply, results);
+      return reply.type("text/plain; charset=utf-8").send("OK");
+    };
+  app.post("/application/:id/restart", restart("application"));
+  app.post("/device/:id/restart", restart("device"));
+}
