@@ -1,3 +1,4 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Authenticated, Caller } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
@@ -13,6 +14,12 @@ import type { RowLoaders } from "./loaders.ts";
 import type { RootReads } from "./root-reads.ts";
 import type { RequestCost, SelectionPlanner } from "./selection.ts";
 import type { GraphQLModel } from "./types.ts";
+
+// Yoga's own context has `request` (a Fetch Request); the server's request is `req`.
+export interface ServerContext {
+  readonly req: FastifyRequest;
+  readonly reply: FastifyReply;
+}
 
 /** What every resolver can reach: the caller of this request and the cores it calls. */
 export interface GraphQLContext {

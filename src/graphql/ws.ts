@@ -8,8 +8,7 @@ import type { YogaServerInstance } from "graphql-yoga";
 import { WebSocketServer } from "ws";
 import type { Caller } from "../auth/caller.ts";
 import { newUnitOfWork, withUnitOfWork } from "../db/unit-of-work.ts";
-import type { GraphQLContext } from "./context.ts";
-import type { ServerContext } from "./yoga.ts";
+import type { GraphQLContext, ServerContext } from "./context.ts";
 
 // GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`), on /graphql beside
 // HTTP and SSE: what Apollo Client, urql and Relay use for subscriptions by default. An operation

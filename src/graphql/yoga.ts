@@ -24,7 +24,7 @@ import type { CompiledReads } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
-import type { GraphQLContext, GraphQLCore } from "./context.ts";
+import type { GraphQLContext, GraphQLCore, ServerContext } from "./context.ts";
 import { CredentialWatch } from "./credential-watch.ts";
 import { maskError, requestIdsInErrors } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
@@ -51,12 +51,6 @@ export interface GraphQLDeps {
   readonly resolveCredential: (credential: string) => Promise<Resolution>;
   /** Compiled reads by query shape, shared with the OData surface. */
   readonly compiled?: CompiledReads;
-}
-
-// Yoga's own context has `request` (a Fetch Request); the server's request is `req`.
-export interface ServerContext {
-  readonly req: FastifyRequest;
-  readonly reply: FastifyReply;
 }
 
 const withoutIntrospection: Plugin = {

@@ -153,7 +153,8 @@ const treeCases: { kind: string; url: string; status: number; message?: RegExp }
     message: /navigation in the resource path/,
   },
   { kind: "$links", url: "/v6/device(1)/$links/application", status: 400, message: /\$links/ },
-  { kind: "service root", url: "/v6/", status: 404 },
+  // The OData v4 service document (issue 31).
+  { kind: "service root", url: "/v6/", status: 200 },
   { kind: "unknown resource", url: "/v6/nope", status: 404, message: /Unknown resource 'nope'/ },
   { kind: "$select *", url: "/v6/device?$select=*&$top=1", status: 200 },
   {
