@@ -201,8 +201,9 @@ const keyValue = (owner: string, key: string): Writability => ({
 
 export const writableFields: Record<string, Writability> = {
   application: {
-    // balena-sdk 23 sends a uuid of the client's choosing (application.create({uuid})).
-    create: [...fleetFields, "uuid"],
+    // balena-sdk 23 sends a uuid of the client's choosing (application.create({uuid})), and the
+    // class it is asked for (application.create({applicationClass})).
+    create: [...fleetFields, "uuid", "is_of__class"],
     update: fleetFields,
     required: ["app_name"],
     deletable: true,

@@ -301,6 +301,9 @@ describe.each(databaseKinds)("v7's overall_status on %s", (kind) => {
       }
     ).d;
     expect(v6Row).toEqual({ update_status: "aborted" });
+    expect(Date.parse((await read()).last_update_status_event ?? "")).toBeGreaterThan(
+      Date.parse(done.last_update_status_event ?? ""),
+    );
     expect(
       (await world.send("PATCH", `/v7/device(${device.id})`, { update_status: "exploded" }, owner.token))
         .status,

@@ -3,7 +3,7 @@ import { type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { type ClientsWorld, clientsWorld, expectStatus, type User } from "./fixture.ts";
 
-// Issue 30, item 14: a device's host OS release, `should_be_operated_by__release`, as balena-sdk 23
+// Issue 30, item 14: a fleet's class (application.is_of__class), and a device's host OS release, `should_be_operated_by__release`, as balena-sdk 23
 // pins it (device.pinToOsRelease, after os.getAvailableOsVersions, which reads release.phase) and as
 // open-balena-api rules it: balena.sbvr's three rules on "device should be operated by release",
 // and the downgrade check of src/features/hostapp/hooks/target-hostapp.ts.
@@ -199,6 +199,34 @@ describe.each(databaseKinds)("a device's host OS release on %s", (kind) => {
     ]);
     const phase = await world.send("PATCH", `/v7/release(${os["5.5.0"]})`, { phase: "retired" });
     expect(phase.status).toBe(400);
+  });
+
+  it("application.create({applicationClass}) (balena-sdk 23) stores the fleet's class, balena's three", async () => {
+    const calls = sdkCalls(v7.log);
+    const block = await calls.call("create a block", () =>
+      v7.sdk.models.application.create({
+        name: "a-block",
+        deviceType: "raspberrypi4-64",
+        organization: owner.username,
+        applicationClass: "block",
+      }),
+    );
+    const read = async (id: number) =>
+      (
+        (await world.send("GET", `/v7/application(${id})?$select=is_of__class`, undefined, owner.token))
+          .body as {
+          d: Row[];
+        }
+      ).d[0];
+    expect(await read(block.id)).toEqual({ is_of__class: "block" });
+    expect(await read(fleet)).toEqual({ is_of__class: "fleet" });
+    const refused = await world.send(
+      "POST",
+      "/v7/application",
+      { app_name: "a-widget", is_for__device_type: 1, is_of__class: "widget" },
+      owner.token,
+    );
+    expect(refused.status).toBe(400);
   });
 
   it("only who may write the device sets it", async () => {

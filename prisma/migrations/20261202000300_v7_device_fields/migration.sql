@@ -10,6 +10,9 @@ ADD COLUMN "should_be_operated_by__release" INTEGER,
 ADD COLUMN "update_status" TEXT,
 ADD COLUMN "last_update_status_event" TIMESTAMPTZ(6);
 
+-- A fleet's class: fleet, block or app (balena-sdk 23's application.create({applicationClass})).
+ALTER TABLE "application" ADD COLUMN "is_of__class" TEXT NOT NULL DEFAULT 'fleet';
+
 -- A host OS release's phase in its line, and why a release was invalidated.
 ALTER TABLE "release" ADD COLUMN "phase" TEXT,
 ADD COLUMN "invalidation_reason" TEXT;

@@ -60,16 +60,15 @@ async function checkArchitecture(ids: readonly number[], context: RuleContext): 
 
 /**
  * What balena does with reported fields a user writes (open-balena-api
- * src/features/devices/hooks/defaults-validation.ts): `is_online` stamps the connectivity event,
- * `update_status` its own event (src/features/devices/hooks/), and an `os_version` without
- * `os_variant` gives the variant its "(…)" suffix names.
+ * src/features/devices/hooks/defaults-validation.ts): `is_online` stamps the connectivity event, and
+ * an `os_version` without `os_variant` gives the variant its "(…)" suffix names.
  */
 function withReportedFields(values: Values): Values {
   const columns: Values = new Map(values);
   if (typeof values.get("is_online") === "boolean") {
     columns.set("last_connectivity_event", new Date().toISOString());
   }
-  if (values.has("update_status")) columns.set("last_update_status_event", new Date().toISOString());
+
   const osVersion = values.get("os_version");
   if (typeof osVersion === "string" && !values.has("os_variant")) {
     columns.set("os_variant", /^.*\((.+)\)$/.exec(osVersion)?.[1] ?? null);
@@ -128,6 +127,14 @@ export const deviceRules: ResourceRules = {
 
   async prepareUpdate(values, ids, context) {
     const columns = withReportedFields(values);
+    if (values.has("update_status")) {
+      // balena stamps the update status event when a PATCH names the status; here when the status
+      // changes, as a state report does (a PUT leaving it out, null again, is no event).
+      await context.tx.query(
+        toStatement(sql`UPDATE "device" SET "last_update_status_event" = now()
+          WHERE "id" = ANY(${idList(ids)}) AND "update_status" IS DISTINCT FROM ${param(values.get("update_status"), "text")}`),
+      );
+    }
     const hostOs = values.get("should_be_operated_by__release");
     if (typeof hostOs === "number") await checkNoDowngrade(hostOs, ids, context);
     if (values.get("is_active") === false) {
