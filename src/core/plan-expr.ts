@@ -336,6 +336,11 @@ export class ExprPlanner {
   /** The value of a version field (`@name`) on `table`'s row. */
   versionValue(table: TableRef, field: VersionField): Planned {
     const scope: Scope = { table, variables: new Map() };
+    if (field.kind === "hidden") {
+      const hidden = table.resource.hiddenFields.get(field.field);
+      if (!hidden) throw new Error(`no hidden field ${table.resource.name}.${field.field}`);
+      return { kind: "column", type: hidden.type, table, field: hidden };
+    }
     if (field.kind === "values") {
       const value = this.path({ kind: "path", segments: field.path }, scope);
       return { kind: "renamed", type: value.type, value, values: field.values };

@@ -139,12 +139,18 @@ export type VersionField =
       readonly firstOf: readonly (readonly string[])[];
       readonly target?: string;
     }
-  /** A text field whose values are named otherwise: the v6 value → this version's (v7's overall_status). */
+  /** A text field whose values are named otherwise: the v6 value → this version's. */
   | {
       readonly kind: "values";
       readonly path: readonly string[];
       readonly values: Readonly<Record<string, string>>;
-    };
+    }
+  /**
+   * A field v6 keeps hidden, read as it is: a column only this version serves (v7's
+   * `changed_api_heartbeat_state_on__date`), or a computed field of this version's own rule (v7's
+   * overall_status).
+   */
+  | { readonly kind: "hidden"; readonly field: string };
 
 /** v6 resource → `@name` → its definition. */
 export type VersionFields = ReadonlyMap<string, ReadonlyMap<string, VersionField>>;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { KeyBox } from "../auth/key-box.ts";
+import { type UpdateStatus, updateStatuses } from "../core/write/rules/device.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
 import { recordState, type StateReport, stateReport } from "./state.ts";
@@ -7,7 +8,9 @@ import { recordState, type StateReport, stateReport } from "./state.ts";
 // PATCH /device/v3/state, the report balena-supervisor sends since v12 (open-balena-api's
 // state-patch-v3.ts): `{<uuid>: {…device fields, api_secret, apps: {<app uuid>: {release_uuid,
 // releases}}}}`. Like the real API, the fields it stores are picked and the rest (`name`,
-// `update_pending`, a release's `update_status`, …) are ignored; those it stores are checked.
+// `update_pending`, a release's services, …) are ignored; those it stores are checked. The
+// releases of the device's own fleet give its `update_status`: the first in balena's order of
+// precedence of those they report (rejected, aborted, downloading, downloaded, applying changes, done).
 
 const appReport = z.object({
   release_uuid: z.string().max(1024).nullable().optional(),
@@ -45,18 +48,40 @@ export function parseStateV3(body: unknown): Map<string, StateReportV3> {
   return reports;
 }
 
+/** The update status a fleet's releases report: the first in balena's order; 400 for an unknown one. */
+function updateStatusOf(
+  uuid: string,
+  appUuid: string,
+  releases: Record<string, unknown> | undefined,
+): UpdateStatus | undefined {
+  let first: UpdateStatus | undefined;
+  for (const [commit, release] of Object.entries(releases ?? {})) {
+    if (typeof release !== "object" || release === null || !("update_status" in release)) continue;
+    const reported = release.update_status;
+    if (reported === null || reported === undefined) continue;
+    const status = updateStatuses.find((known) => known === reported);
+    if (status === undefined) {
+      throw new BadRequest(
+        `${uuid}.apps.${appUuid}.releases.${commit}.update_status: expected one of ${updateStatuses.join(", ")}`,
+      );
+    }
+    if (first === undefined || updateStatuses.indexOf(status) < updateStatuses.indexOf(first)) first = status;
+  }
+  return first;
+}
+
 /**
  * Every release a report names must be a successful release of the app it is under, as the
- * real API checks (fetchData: a release it cannot find is a 401). Answers the commit the device
- * runs: its own fleet's `release_uuid`, when given.
+ * real API checks (fetchData: a release it cannot find is a 401). Answers what the device's own
+ * fleet reports: the commit it runs (`release_uuid`) and its update status, when given.
  */
-async function runningCommit(
+async function ownFleetReport(
   db: Executor,
   uuid: string,
   report: StateReportV3,
-): Promise<string | null | undefined> {
+): Promise<{ commit?: string; updateStatus?: UpdateStatus }> {
   const apps = report.apps;
-  if (!apps) return undefined;
+  if (!apps) return {};
   const [device] = await db.query<{ app_uuid: string }>({
     text: `SELECT a."uuid" AS app_uuid FROM "device" d JOIN "application" a ON a."id" = d."belongs_to__application"
             WHERE d."uuid" = $1::text`,
@@ -76,7 +101,13 @@ async function runningCommit(
     });
     if (new Set(found.map((row) => row.commit)).size !== commits.size) throw new Unauthorized();
   }
-  return apps[device.app_uuid]?.release_uuid ?? undefined;
+  const own = apps[device.app_uuid];
+  const updateStatus = updateStatusOf(uuid, device.app_uuid, own?.releases);
+  const commit = own?.release_uuid ?? undefined;
+  return {
+    ...(commit !== undefined ? { commit } : {}),
+    ...(updateStatus !== undefined ? { updateStatus } : {}),
+  };
 }
 
 /** Stores each report as PATCH /device/v2/<uuid>/state would, `api_secret` as the supervisor key. */
@@ -90,12 +121,12 @@ export async function recordStateV3(
   for (const uuid of reports.keys()) if (uuid !== callerUuid) throw new Unauthorized();
   for (const [uuid, report] of reports) {
     const { api_secret, apps: _apps, ...fields } = report;
-    const commit = await runningCommit(db, uuid, report);
+    const { commit, updateStatus } = await ownFleetReport(db, uuid, report);
     const v2: StateReport = {
       ...fields,
       ...(api_secret !== undefined && { api_key: api_secret }),
       ...(commit !== undefined && { commit }),
     };
-    if (!(await recordState(db, uuid, v2, keys))) throw new Unauthorized();
+    if (!(await recordState(db, uuid, v2, keys, updateStatus))) throw new Unauthorized();
   }
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { KeyBox } from "../auth/key-box.ts";
+import type { UpdateStatus } from "../core/write/rules/device.ts";
 import { releaseWithCommit } from "../core/write/rules/release.ts";
 import type { Executor } from "../db/database.ts";
 import { ident, join, param, sql, toStatement } from "../db/sql.ts";
@@ -74,13 +75,16 @@ const announce = (noticed = sql`TRUE`) =>
 
 /**
  * Stores a report and marks the device heard from: online, connected, heartbeat now; the
- * connectivity event moves only when it was offline. `commit` becomes the release of its fleet.
+ * connectivity event moves only when it was offline, the heartbeat's change date only when its state
+ * changes. `commit` becomes the release of its fleet. `updateStatus` (v3 reports only) is stored with
+ * the time it last changed.
  */
 export async function recordState(
   db: Executor,
   uuid: string,
   report: StateReport,
   keys: KeyBox,
+  updateStatus?: UpdateStatus,
 ): Promise<boolean> {
   const device = ident("d");
   const assignments = Object.entries(report).flatMap(([name, value]) => {
@@ -96,6 +100,13 @@ export async function recordState(
     // A failed build and its rebuild share a commit: the same choice as everywhere (newest successful).
     assignments.push(
       sql`"is_running__release" = ${releaseWithCommit(sql`${device}."belongs_to__application"`, param(report.commit, "text"))}`,
+    );
+  }
+  if (updateStatus !== undefined) {
+    const status = param(updateStatus, "text");
+    assignments.push(
+      sql`"update_status" = ${status}`,
+      sql`"last_update_status_event" = CASE WHEN ${device}."update_status" IS DISTINCT FROM ${status} THEN now() ELSE ${device}."last_update_status_event" END`,
     );
   }
   // System write (ARCHITECTURE.md, "System writes"): a device reports its own state; these are
@@ -117,6 +128,7 @@ export async function recordState(
            sql`"is_online" = true`,
            sql`"is_connected_to_vpn" = true`,
            sql`"api_heartbeat_state" = 'online'`,
+           sql`"changed_api_heartbeat_state_on__date" = CASE WHEN ${device}."api_heartbeat_state" = 'online' THEN ${device}."changed_api_heartbeat_state_on__date" ELSE now() END`,
            sql`"last_heartbeat_at" = now()`,
          ],
          ", ",
@@ -138,7 +150,9 @@ export async function markSilentDevicesOffline(db: Executor, timeoutSeconds: num
   const rows = await db.query(
     toStatement(
       sql`WITH "changed" AS (UPDATE "device" SET "is_online" = false, "is_connected_to_vpn" = false,
-                  "api_heartbeat_state" = 'offline', "last_connectivity_event" = now()
+                  "api_heartbeat_state" = 'offline', "last_connectivity_event" = now(),
+                  "changed_api_heartbeat_state_on__date" = CASE WHEN "api_heartbeat_state" = 'offline'
+                    THEN "changed_api_heartbeat_state_on__date" ELSE now() END
             WHERE "is_online" AND "last_heartbeat_at" < now() - make_interval(secs => ${param(timeoutSeconds, "int4")})
            RETURNING "id", "belongs_to__application")
        ${announce()}`,

@@ -28,6 +28,8 @@ export const hiddenColumns: Record<string, readonly string[]> = {
     "supervisor_api_port",
     "supervisor_api_key_ciphertext",
     "last_heartbeat_at",
+    // balena's v7 reads it, its v6 does not: /v7 names it (src/odata/versions/v7.ts).
+    "changed_api_heartbeat_state_on__date",
   ],
   api_key: ["key_hash"],
   // Served whole by /config and /device-types/v1.
@@ -104,6 +106,18 @@ export const computedFields: Record<string, Record<string, ComputedField>> = {
   },
 };
 
+/**
+ * Computed fields no version reads under their own name: a translated version reads one in place of
+ * a field of its own (src/odata/versions/), as v7 reads its own overall_status. Their SQL is in
+ * src/core/sql/computed.ts.
+ */
+export const hiddenComputedFields: Record<string, Record<string, ComputedField>> = {
+  device: {
+    overall_status_v7: { type: "Text", nullable: false, selectedByDefault: false },
+    overall_progress_v7: { type: "Integer", nullable: true, selectedByDefault: false },
+  },
+};
+
 export interface Writability {
   /** Fields a POST may set. */
   readonly create: readonly string[];
@@ -131,6 +145,8 @@ const deviceFields = [
   "note",
   "belongs_to__application",
   "should_be_running__release",
+  // Its host OS release (balena-sdk's pinToOsRelease), by balena's rules (src/core/write/rules/host-os.ts).
+  "should_be_operated_by__release",
   "is_active",
 ] as const;
 // What a device reports about itself. balena lets a user who may write the device's fleet write
@@ -147,6 +163,8 @@ const reportedDeviceFields = [
   "os_variant",
   "supervisor_version",
   "is_running__release",
+  // A PATCH that sets it stamps last_update_status_event, as balena does.
+  "update_status",
   "download_progress",
   "provisioning_progress",
   "provisioning_state",
@@ -183,8 +201,9 @@ const keyValue = (owner: string, key: string): Writability => ({
 
 export const writableFields: Record<string, Writability> = {
   application: {
-    // balena-sdk 23 sends a uuid of the client's choosing (application.create({uuid})).
-    create: [...fleetFields, "uuid"],
+    // balena-sdk 23 sends a uuid of the client's choosing (application.create({uuid})), and the
+    // class it is asked for (application.create({applicationClass})).
+    create: [...fleetFields, "uuid", "is_of__class"],
     update: fleetFields,
     required: ["app_name"],
     deletable: true,
@@ -208,6 +227,8 @@ export const writableFields: Record<string, Writability> = {
       "variant",
       "known_issue_list",
       "note",
+      "phase",
+      "invalidation_reason",
       "start_timestamp",
       "end_timestamp",
       // As the balena CLI and SDK create a release (the creator is the caller when left out).
@@ -223,6 +244,8 @@ export const writableFields: Record<string, Writability> = {
       "semver",
       "variant",
       "known_issue_list",
+      "phase",
+      "invalidation_reason",
       "end_timestamp",
     ],
     required: ["belongs_to__application", "commit", "status"],
@@ -273,6 +296,7 @@ export const reverseNavigations: Record<string, string> = {
   "device.should_be_running__release": "should_be_running_on__device",
   "device.is_of__device_type": "describes__device",
   "device.is_running__release": "is_running_on__device",
+  "device.should_be_operated_by__release": "should_operate__device",
   "device.should_be_managed_by__supervisor_release": "should_manage__device",
   "device.is_managed_by__service_instance": "manages__device",
   "application.user": "owns__application",

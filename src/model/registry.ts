@@ -2,6 +2,7 @@ import datamodel from "../generated/datamodel.json" with { type: "json" };
 import {
   computedFields,
   hiddenColumns,
+  hiddenComputedFields,
   internalLinks,
   internalTables,
   linkTableNavigations,
@@ -128,6 +129,9 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
     }
     for (const [name, computed] of Object.entries(computedFields[table] ?? {})) {
       fields.set(name, { name, ...computed, hasDefault: false, computed: true });
+    }
+    for (const [name, computed] of Object.entries(hiddenComputedFields[table] ?? {})) {
+      hiddenOf.get(table)?.set(name, { name, ...computed, hasDefault: false, computed: true });
     }
     // Written, never read: kept with the hidden columns, which only writes (and system reads) see.
     for (const [name, { type }] of Object.entries(writeOnlyFields[table] ?? {})) {

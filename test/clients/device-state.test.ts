@@ -5,9 +5,10 @@ import { type ClientsWorld, clientsWorld, type User, uuid } from "./fixture.ts";
 
 // Issue 30, a device's state as balena-sdk's own tests (tests/integration/models/device.spec.ts)
 // drive it, through balena-sdk 19.7.3 (/v6/) and the newest (/v7/):
-// - a registered device that never connected reads `inactive` (balena's docs: "deactivated or
-//   preregistered but has not yet connected"); `is_online: true` makes it idle (v7: operational),
-//   `is_online: false` then offline (v7: disconnected);
+// - a registered device that never connected reads `inactive` on v6 (balena's docs: "deactivated or
+//   preregistered but has not yet connected") and `configuring` on v7 (balena's v7 rule, see
+//   device-v7-status.test.ts); `is_online: true` makes it idle (v7: reduced-functionality, as the API
+//   has not heard from it), `is_online: false` then offline (v7: disconnected);
 // - `last_connectivity_event` is written like the other reported fields by whoever may write the
 //   fleet (it was a 400 "not writable");
 // - deactivating an online device is balena's 400 "Devices must be offline in order to be deactivated."
@@ -41,7 +42,7 @@ describe.each(databaseKinds)("a device's state as balena-sdk reads and writes it
       }
     ).d[0];
 
-  it("registered, online, offline: inactive, idle, offline (v7: operational, disconnected)", async () => {
+  it("registered, online, offline: inactive, idle, offline (v7: configuring, reduced-functionality, disconnected)", async () => {
     const calls6 = sdkCalls(v6.log);
     const calls7 = sdkCalls(v7.log);
     const key = uuid();
@@ -51,7 +52,7 @@ describe.each(databaseKinds)("a device's state as balena-sdk reads and writes it
       await calls6.call("v6 getStatus", () => v6.sdk.models.device.getStatus(key)),
       await calls7.call("v7 getStatus", () => v7.sdk.models.device.getStatus(key)),
     ];
-    expect(await statuses()).toEqual(["inactive", "inactive"]);
+    expect(await statuses()).toEqual(["inactive", "configuring"]);
     expect(
       await calls6.call("get computed terms", () =>
         v6.sdk.models.device.get(key, { $select: ["overall_status", "overall_progress"] }),
@@ -67,7 +68,7 @@ describe.each(databaseKinds)("a device's state as balena-sdk reads and writes it
     await calls6.call("online", () =>
       v6.sdk.pine.patch({ resource: "device", id, body: { is_online: true } }),
     );
-    expect(await statuses()).toEqual(["idle", "operational"]);
+    expect(await statuses()).toEqual(["idle", "reduced-functionality"]);
     await calls7.call("offline", () =>
       v7.sdk.pine.patch({ resource: "device", id, body: { is_online: false } }),
     );

@@ -40,8 +40,12 @@ export const uuid = () => randomBytes(16).toString("hex");
 export const expectStatus = (reply: JsonReply, status: number, what = "") =>
   expect(reply.status, `${what} ${reply.raw}`).toBe(status);
 
-export async function clientsWorld(kind: DatabaseKind): Promise<ClientsWorld> {
-  const server = await startTestServer(kind);
+/** `env`: configuration the server starts with (README, Configuration), over the tests' defaults. */
+export async function clientsWorld(
+  kind: DatabaseKind,
+  env: Record<string, string> = {},
+): Promise<ClientsWorld> {
+  const server = await startTestServer(kind, env);
   await loadDefaultCatalogue(server.test.db);
   const send = (method: Method, url: string, payload?: unknown, token?: string) =>
     injectJson(server, method, url, payload, token ? { authorization: `Bearer ${token}` } : {});

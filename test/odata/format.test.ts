@@ -598,6 +598,7 @@ describe.each(databaseKinds)("response formats on %s", (kind) => {
           "supervisor_api_port",
           "supervisor_api_key_ciphertext",
           "last_heartbeat_at",
+          "changed_api_heartbeat_state_on__date",
         ],
         api_key: ["key_hash"],
         device_type: ["catalogue"],

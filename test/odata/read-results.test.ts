@@ -22,6 +22,7 @@ const linkFields: Record<string, readonly string[]> = {
     "should_be_running__release",
     "is_of__device_type",
     "is_running__release",
+    "should_be_operated_by__release",
     "should_be_managed_by__supervisor_release",
     "is_managed_by__service_instance",
   ],
@@ -44,6 +45,7 @@ const hiddenFields: Record<string, readonly string[]> = {
     "supervisor_api_port",
     "supervisor_api_key_ciphertext",
     "last_heartbeat_at",
+    "changed_api_heartbeat_state_on__date",
   ],
 };
 

@@ -20,7 +20,11 @@ const deviceNames: Record<string, string> = {
 };
 /** Device fields v7 no longer has. */
 const droppedDeviceFields = ["is_managed_by__device", "logs_channel"];
-/** overall_status values v7 names otherwise. */
+/**
+ * overall_status values v7 names otherwise. v7 has a rule of its own (test/clients/device-v7-status.test.ts);
+ * on the demo's devices it differs only in these names: each online one is heard by the API, each
+ * offline one is not, and none is on the VPN alone.
+ */
 const statusNames: Record<string, string> = { idle: "operational", offline: "disconnected" };
 
 /** A v6 device row (with its fleet's target release expanded as `fleet`) as v7 shows it. */
@@ -35,6 +39,8 @@ function v7Device(row: Row, fleetTarget: number | null): Row {
   const pin = (row.should_be_running__release as { __id: number } | null)?.__id ?? null;
   const target = pin ?? fleetTarget;
   out.should_be_running__release = target === null ? null : { __id: target };
+  // v7 only; stamped by state reports and the sweep, which the demo's devices never went through.
+  out.changed_api_heartbeat_state_on__date = null;
   return out;
 }
 

@@ -58,6 +58,29 @@ export function overallStatus(d: {
 }
 
 /**
+ * v7's overall_status as the README's v7 table says (balena's current rule): the first rule that
+ * matches. `vpnControl` is the device's SUPERVISOR_VPN_CONTROL config value, else its fleet's
+ * (undefined when neither sets it).
+ */
+export function overallStatusV7(d: Parameters<typeof overallStatus>[0] & { vpnControl?: string }): string {
+  const heartbeat = d.api_heartbeat_state ?? "unknown";
+  const heard = heartbeat === "online" || heartbeat === "timeout";
+  if (!d.is_active) return "inactive";
+  if (d.provisioning_state === "Post-Provisioning") return "post-provisioning";
+  if (!d.is_online && d.last_connectivity_event === null && heartbeat === "unknown") return "configuring";
+  if (!d.is_online && (heartbeat === "offline" || heartbeat === "unknown")) return "disconnected";
+  if (heard && d.download_progress !== null && d.status === "Downloading") return "updating";
+  if (d.provisioning_progress !== null) return "configuring";
+  if (
+    heartbeat === "timeout" ||
+    (d.is_online && heartbeat !== "online") ||
+    (!d.is_online && heartbeat === "online" && d.vpnControl !== "false")
+  )
+    return "reduced-functionality";
+  return "operational";
+}
+
+/**
  * What a `$filter` over `table` answers: the ids it selects, in id order, or `"error"` when the
  * filter fails on a row it is evaluated on (division or modulo by zero): the request's 400.
  */

@@ -24,6 +24,12 @@ export interface VersionStep {
    * field of the same name.
    */
   readonly links?: Readonly<Record<string, Readonly<Record<string, Link>>>>;
+  /**
+   * Fields only this version reads, each from a field v6 keeps hidden (a column v6 does not serve, or
+   * a computed field of this version's rule): this version's name → the hidden field. Read-only; one
+   * replaces a field of the same name.
+   */
+  readonly hidden?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Text fields whose values this version names otherwise: this version's value → the `to` version's. */
   readonly values?: Readonly<Record<string, Readonly<Record<string, Readonly<Record<string, string>>>>>>;
   /** What a successful PATCH, PUT or DELETE answers, when not the `to` version's answer. */

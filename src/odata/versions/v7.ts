@@ -4,8 +4,10 @@ import type { VersionStep } from "./step.ts";
 // - a device's writable release is its pin, `is_pinned_on__release`; `should_be_running__release`
 //   is read-only, computed as the pin, else the fleet's target;
 // - `should_be_managed_by__supervisor_release` is `should_be_managed_by__release`;
-// - `actor` is a link (`{"__id"}`); overall_status says `disconnected` and `operational` for v6's
-//   `offline` and `idle`;
+// - `actor` is a link (`{"__id"}`);
+// - overall_status and overall_progress follow balena's v7 rule (src/core/sql/computed.ts): it says
+//   `disconnected`, `reduced-functionality` and `operational` where v6 says `offline` and `idle`;
+// - a device's `changed_api_heartbeat_state_on__date`, which v6 does not serve;
 // - `my_application`, a device's managing device and logs channel, and fleet dependencies are gone;
 // - a successful PATCH, PUT or DELETE answers an empty body, not v6's "OK".
 export const v7: VersionStep = {
@@ -34,6 +36,12 @@ export const v7: VersionStep = {
     application: { actor: { firstOf: [["actor"]] } },
     user: { actor: { firstOf: [["actor"]] } },
   },
-  values: { device: { overall_status: { disconnected: "offline", operational: "idle" } } },
+  hidden: {
+    device: {
+      overall_status: "overall_status_v7",
+      overall_progress: "overall_progress_v7",
+      changed_api_heartbeat_state_on__date: "changed_api_heartbeat_state_on__date",
+    },
+  },
   writeReply: "empty",
 };

@@ -117,6 +117,18 @@ export function stepView(next: VersionView, step: VersionStep): VersionView {
       fields.set(name, linkField(name, target && nameOf(target.name)));
       if (target) navigations.set(name, linkNavigation(name, nameOf(target.name)));
     }
+    for (const [name, hiddenName] of Object.entries(step.hidden?.[nextResource.name] ?? {})) {
+      const hidden = nextResource.hiddenFields.get(hiddenName);
+      if (!hidden) throw new Error(`versions: ${nextResource.name} has no hidden field ${hiddenName}`);
+      declare(name, { kind: "hidden", field: hiddenName });
+      const { link: _link, ...rest } = hidden;
+      fields.set(name, {
+        ...rest,
+        name,
+        computed: true,
+        selectedByDefault: fields.get(name)?.selectedByDefault ?? !hidden.computed,
+      });
+    }
     for (const [field, renames] of Object.entries(step.values?.[nextResource.name] ?? {})) {
       const path = pathOf(field);
       if (path.some((name) => name.startsWith("@")))

@@ -87,8 +87,23 @@ function fleetUuidCheck(value: unknown): unknown {
   return value;
 }
 
+// balena's application classes (balena.sbvr: "fleet" or "block" or "app").
+const CLASSES = ["fleet", "block", "app"];
+
+function classCheck(value: unknown): unknown {
+  if (typeof value !== "string" || !CLASSES.includes(value)) {
+    throw new BadRequest(`'is_of__class' of application must be one of ${CLASSES.join(", ")}`);
+  }
+  return value;
+}
+
 export const applicationRules: ResourceRules = {
-  coercions: { should_track_latest_release: booleanText, app_name: appNameCheck, uuid: fleetUuidCheck },
+  coercions: {
+    should_track_latest_release: booleanText,
+    app_name: appNameCheck,
+    uuid: fleetUuidCheck,
+    is_of__class: classCheck,
+  },
 
   async prepareCreate(values, context) {
     if (!values.has("device_type") && !values.has("is_for__device_type")) {

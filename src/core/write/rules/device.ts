@@ -3,10 +3,22 @@ import { ident, join, param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
+import { checkHostOsRules, checkNoDowngrade, devicesOf } from "./host-os.ts";
 import { newActor, releasesOutsideFleet, visibleTo } from "./shared.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 const UUID = /^[0-9a-f]{32}([0-9a-f]{30})?$/;
+
+/** balena's update statuses, in its order of precedence (a v3 report of several releases gives the first). */
+export const updateStatuses = [
+  "rejected",
+  "aborted",
+  "downloading",
+  "downloaded",
+  "applying changes",
+  "done",
+] as const;
+export type UpdateStatus = (typeof updateStatuses)[number];
 
 /**
  * Besides its own, the architectures whose applications a device can run, as balena defines them
@@ -56,6 +68,7 @@ function withReportedFields(values: Values): Values {
   if (typeof values.get("is_online") === "boolean") {
     columns.set("last_connectivity_event", new Date().toISOString());
   }
+
   const osVersion = values.get("os_version");
   if (typeof osVersion === "string" && !values.has("os_variant")) {
     columns.set("os_variant", /^.*\((.+)\)$/.exec(osVersion)?.[1] ?? null);
@@ -73,7 +86,21 @@ async function checkPins(ids: readonly number[], context: RuleContext): Promise<
   }
 }
 
+/** A host OS release is checked by balena's rules when it, or what they read of the device, changes. */
+const hostOsFields = ["should_be_operated_by__release", "os_version", "is_of__device_type"];
+
 export const deviceRules: ResourceRules = {
+  coercions: {
+    update_status: (value) => {
+      if (value !== null && !updateStatuses.some((status) => status === value)) {
+        throw new BadRequest(
+          `'update_status' of device must be one of ${updateStatuses.join(", ")}, or null`,
+        );
+      }
+      return value;
+    },
+  },
+
   async prepareCreate(values, context) {
     const columns = withReportedFields(values);
     const uuid = values.get("uuid");
@@ -100,6 +127,16 @@ export const deviceRules: ResourceRules = {
 
   async prepareUpdate(values, ids, context) {
     const columns = withReportedFields(values);
+    if (values.has("update_status")) {
+      // balena stamps the update status event when a PATCH names the status; here when the status
+      // changes, as a state report does (a PUT leaving it out, null again, is no event).
+      await context.tx.query(
+        toStatement(sql`UPDATE "device" SET "last_update_status_event" = now()
+          WHERE "id" = ANY(${idList(ids)}) AND "update_status" IS DISTINCT FROM ${param(values.get("update_status"), "text")}`),
+      );
+    }
+    const hostOs = values.get("should_be_operated_by__release");
+    if (typeof hostOs === "number") await checkNoDowngrade(hostOs, ids, context);
     if (values.get("is_active") === false) {
       // Online as it will be after this write (a user may now report a device offline themselves).
       const online = values.has("is_online")
@@ -133,5 +170,6 @@ export const deviceRules: ResourceRules = {
     }
     if (values.has("should_be_running__release") || values.has("belongs_to__application"))
       await checkPins(ids, context);
+    if (hostOsFields.some((field) => values.has(field))) await checkHostOsRules(context, devicesOf(ids));
   },
 };

@@ -2,6 +2,7 @@ import { type Fragment, ident, param, sql, toStatement } from "../../../db/sql.t
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
+import { checkHostOsRules, devicesOperatedBy } from "./host-os.ts";
 import { numberReleases } from "./release-revision.ts";
 import { visibleTo } from "./shared.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
@@ -59,7 +60,21 @@ async function checkBecomeSuccess(values: Values, ids: readonly number[], contex
   if (clashing.length > 0) throw new BadRequest(oneSuccessPerCommit);
 }
 
+// balena's phases of a host OS release, and its rule on invalidation reasons (balena.sbvr).
+const phases = ["next", "current", "sunset", "end-of-life"];
+const reasonNeedsInvalidation =
+  "It is necessary that each release that has an invalidation reason, is invalidated.";
+
 export const releaseRules: ResourceRules = {
+  coercions: {
+    phase: (value) => {
+      if (value !== null && (typeof value !== "string" || !phases.includes(value))) {
+        throw new BadRequest(`'phase' of release must be one of ${phases.join(", ")}, or null`);
+      }
+      return value;
+    },
+  },
+
   async prepareCreate(values, context) {
     await checkNewSuccess(values, context);
     const columns: Values = new Map(values);
@@ -79,6 +94,18 @@ export const releaseRules: ResourceRules = {
   },
 
   async afterWrite(values, ids, context) {
+    if (values.has("invalidation_reason") || values.has("is_invalidated")) {
+      const unexplained = await idsWhere(
+        context.tx,
+        context.resource,
+        ids,
+        (row) => sql`${row}."invalidation_reason" IS NOT NULL AND NOT ${row}."is_invalidated"`,
+      );
+      if (unexplained.length > 0) throw new BadRequest(reasonNeedsInvalidation);
+    }
+    // A host OS release that devices should run must stay one they may run.
+    if (values.has("status") || values.has("is_invalidated"))
+      await checkHostOsRules(context, devicesOperatedBy(ids));
     await numberReleases(values, ids, context);
     await followLatest(
       sql`a."id" IN (SELECT "belongs_to__application" FROM "release" WHERE "id" = ANY(${idList(ids)}))`,
