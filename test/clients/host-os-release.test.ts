@@ -37,7 +37,13 @@ describe.each(databaseKinds)("a device's host OS release on %s", (kind) => {
     owner = await world.user("os-owner");
     stranger = await world.user("os-stranger");
     fleet = await world.fleet("os-devices", "raspberrypi4-64", owner.token);
-    // An operator's public host OS fleet for the Raspberry Pi 4 (is_host is the operator's to set).
+    // An operator's public host OS fleet for the Raspberry Pi 4 (is_host is the operator's to set),
+    // in place of the one the shipped catalogue made, so the versions listed are this test's.
+    const shipped = await world.send(
+      "DELETE",
+      `/v6/application?$filter=${encodeURIComponent("is_host eq true and is_for__device_type/slug eq 'raspberrypi4-64'")}`,
+    );
+    expectStatus(shipped, 200);
     const host = await world.fleet("raspberrypi4-64-os", "raspberrypi4-64");
     expectStatus(await world.send("PATCH", `/v6/application(${host})`, { is_public: true }), 200);
     await world.server.test.db.prisma.application.update({ where: { id: host }, data: { is_host: true } });
