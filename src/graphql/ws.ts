@@ -71,8 +71,12 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
         return true;
       },
       async onSubscribe(context, id, payload: SubscribePayload) {
-        const request = requests.get(context);
-        if (!request) throw new Error("Unauthorized");
+        const connected = requests.get(context);
+        if (!connected) throw new Error("Unauthorized");
+        // A request of its own for each operation: the caller is looked up per request (and cached
+        // per request object), so a connection that lives on acts with its credential as it is now,
+        // as a new HTTP request would; a revoked key's next operation is refused.
+        const request: CredentialRequest = { ...connected, id: `${connected.id}:${id}` };
         const enveloped = yoga.getEnveloped({
           req: request,
           request: { method: "POST" },
@@ -96,7 +100,7 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
             // Each operation is a unit of work, as each HTTP request is: its statements counted,
             // one connection at a time.
             execute: (args: ExecutionArgs) =>
-              withUnitOfWork(newUnitOfWork(`${request.id}:${id}`), () => enveloped.execute(args)),
+              withUnitOfWork(newUnitOfWork(request.id), () => enveloped.execute(args)),
             subscribe: (args: ExecutionArgs) => enveloped.subscribe(args),
           },
         };

@@ -104,6 +104,20 @@ describe.each(databaseKinds)("GraphQL over WebSocket on %s", (kind) => {
     expect(result).toEqual({ data: { application: { id: fleet } } });
   });
 
+  it("acts on the credential as it is now: a deleted key's next operation on the same connection is refused", async () => {
+    const key = await send("POST", "/api-key/user/full", { name: "ws-later" }, owner.token);
+    const { client } = connect({ Authorization: `Bearer ${key.body as string}` });
+    const text = `{ application(id: ${fleet}) { id } }`;
+    expect(await query(client, text)).toEqual({ data: { application: { id: fleet } } });
+    const keys = (
+      await send("GET", "/v6/api_key?$filter=name eq 'ws-later'&$select=id", undefined, owner.token)
+    ).body as { d: { id: number }[] };
+    expect((await send("DELETE", `/v6/api_key(${keys.d[0]?.id})`, undefined, owner.token)).status).toBe(200);
+    const after = await query<{ application: { id: number } | null }>(client, text);
+    expect(after.data?.application ?? null).toBeNull();
+    expect(after.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+  });
+
   it("refuses an invalid credential: 4401, never anonymous", async () => {
     const { client, closing } = connect({ Authorization: "Bearer not-a-credential" });
     const answer = query(client, "{ applications { id } }").catch((error: unknown) => error);
