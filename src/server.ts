@@ -117,8 +117,10 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     urls: new StatementShapes<UrlShapeRead>(),
     queries: new StatementShapes<ReadShape>(),
   };
+  const graphqlAnswers = { database: 0, executor: 0 };
   const metrics = useMetrics(app, {
     statementShapes: { odata_url: compiled.urls, query: compiled.queries },
+    graphqlAnswers,
     db: deps.db,
     model: deps.model,
     token: deps.config.METRICS_TOKEN,
@@ -216,6 +218,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     callerOf: (request) => callerOf(request, authenticator),
     resolveCredential: (credential) => authenticator.resolve(credential),
     compiled: compiled.queries,
+    answers: graphqlAnswers,
   });
   deviceRoutes(app, {
     db: deps.db,

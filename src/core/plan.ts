@@ -117,6 +117,10 @@ class SelectPlanner {
       options.select ??
       [...resource.fields.values()].filter((field) => field.selectedByDefault).map((field) => field.name);
     const output: OutputItem[] = items.map((item) => {
+      if (typeof item !== "string" && "constant" in item) {
+        const text = { kind: "text", value: item.constant } as const;
+        return { kind: "value", key: item.as, value: { kind: "literal", type: "Text", literal: text } };
+      }
       const [name, ...through] = typeof item === "string" ? [item] : item.path;
       const key = typeof item === "string" ? item : item.as;
       if (name === undefined) throw new BadRequest("Empty $select item");
@@ -157,7 +161,7 @@ class SelectPlanner {
       if (at >= 0) output[at] = expansion;
       else output.push(expansion);
     }
-    return output;
+    return options.keyOrder ? inKeyOrder(output, options.keyOrder) : output;
   }
 
   private expansion(
@@ -212,4 +216,11 @@ class SelectPlanner {
       });
     return terms;
   }
+}
+
+/** `output` in the order of `keys`; keys not named there keep their order, after the others. */
+function inKeyOrder(output: OutputItem[], keys: readonly string[]): OutputItem[] {
+  const rank = new Map(keys.map((key, i) => [key, i]));
+  const of = (item: OutputItem) => rank.get(item.key) ?? keys.length;
+  return output.sort((a, b) => of(a) - of(b));
 }

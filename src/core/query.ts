@@ -93,7 +93,11 @@ export interface ExpandItem {
  * A field or foreign key by name; or, from version translation, a field sent under another key,
  * possibly read through to-one navigations (v5's `device_type` is `is_of__device_type/slug`).
  */
-export type SelectItem = string | { readonly path: readonly string[]; readonly as: string };
+export type SelectItem =
+  | string
+  | { readonly path: readonly string[]; readonly as: string }
+  /** The same text in every row, under `as` (GraphQL's `__typename`). */
+  | { readonly constant: string; readonly as: string };
 
 export interface QueryOptions {
   /** Undefined means every default field. */
@@ -105,6 +109,11 @@ export interface QueryOptions {
   readonly skip?: number;
   /** `$count=true`: the total number of matching rows alongside them. */
   readonly count?: boolean;
+  /**
+   * The order of each row's keys, for a surface that answers in an order of its own (GraphQL answers
+   * in the order of the selection). Without it: the selected fields, then the expansions.
+   */
+  readonly keyOrder?: readonly string[];
   /** `$format`: `json`, with an optional `odata.metadata` level. */
   readonly format?: { readonly metadata?: string };
 }

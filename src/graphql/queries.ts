@@ -22,13 +22,37 @@ export function keyArguments(builder: Builder, spec: ObjectSpec, resource: Resou
   );
 }
 
+/** What a root query field of the model reads: one row by a key, a list, or how many rows match. */
+export interface RootRead {
+  readonly kind: "one" | "list" | "count";
+  readonly resource: Resource;
+  readonly spec: ObjectSpec;
+}
+
+/** The root query fields that read the model, by name: the fields `queryFields` defines. */
+export function rootReads(graph: GraphQLModel): Map<string, RootRead> {
+  const reads = new Map<string, RootRead>();
+  for (const resource of graph.model.resources.values()) {
+    const spec = graph.objectOf(resource.name);
+    const names = rootNames(resource);
+    reads.set(names.single, { kind: "one", resource, spec });
+    reads.set(names.many, { kind: "list", resource, spec });
+    reads.set(names.count, { kind: "count", resource, spec });
+  }
+  return reads;
+}
+
+function rootNames(resource: Resource) {
+  const many = camelCase(plural(resource.name));
+  return { single: camelCase(resource.name), many, count: `${many}Count` };
+}
+
 /** `device(id, uuid)`, `devices(where, orderBy, first, offset)` and `devicesCount(where)` for each resource. */
 export function queryFields(builder: Builder, graph: GraphQLModel, refs: ObjectRefs): void {
   for (const resource of graph.model.resources.values()) {
     const spec = graph.objectOf(resource.name);
     const type = refs.objects.get(spec.name) as never;
-    const single = camelCase(resource.name);
-    const many = camelCase(plural(resource.name));
+    const { single, many, count } = rootNames(resource);
     builder.queryFields((t) => ({
       [single]: t.field({
         type,
@@ -49,7 +73,7 @@ export function queryFields(builder: Builder, graph: GraphQLModel, refs: ObjectR
         args: listArguments(builder, refs, spec),
         resolve: (_root, _args, context, info) => readList(context, resource.name, info) as never,
       }),
-      [`${many}Count`]: t.field({
+      [count]: t.field({
         type: "Int",
         args: { where: t.arg({ type: refs.wheres.get(spec.name) as never }) },
         resolve: (_root, args, context) =>

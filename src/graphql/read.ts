@@ -10,7 +10,7 @@ import type { ObjectSpec, Row } from "./types.ts";
 // Every root field is one read plan, whatever its selection below; the root fields of a query
 // operation run together as one SQL statement (root-reads.ts).
 
-function readContext(context: GraphQLContext): ReadContext {
+export function readContext(context: GraphQLContext): ReadContext {
   const { db, model, compiled } = context.core;
   return {
     db,
@@ -77,10 +77,20 @@ export async function readCount(
   spec: ObjectSpec,
   where: ListArguments["where"],
 ): Promise<number> {
-  const { filter } = context.core.selection.listOptions(spec, { where });
-  const query: ODataQuery = { resource, count: true, options: filter ? { filter } : {} };
+  const query = countQuery(context, resource, spec, where);
   const { count } = await context.reads.read(compileQuery(query, readContext(context)));
   return count ?? 0;
+}
+
+/** The query of a root `…Count` field. */
+export function countQuery(
+  context: GraphQLContext,
+  resource: string,
+  spec: ObjectSpec,
+  where: ListArguments["where"],
+): ODataQuery {
+  const { filter } = context.core.selection.listOptions(spec, { where });
+  return { resource, count: true, options: filter ? { filter } : {} };
 }
 
 /** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */

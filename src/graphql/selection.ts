@@ -12,6 +12,7 @@ import {
   getNullableType,
   isListType,
   Kind,
+  type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
 import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../core/query.ts";
@@ -26,6 +27,12 @@ export interface Operation {
   readonly variableValues: Readonly<Record<string, unknown>>;
 }
 
+/** An operation and its root type: what a resolver's `info` knows of them, or a request's own. */
+export interface RootOperation extends Operation {
+  readonly operation: OperationDefinitionNode;
+  readonly parentType: GraphQLObjectType;
+}
+
 /** What one request has been charged so far (see SelectionPlanner.charge). */
 export interface RequestCost {
   rows: number;
@@ -35,6 +42,13 @@ export interface RequestCost {
 
 /** The options of each root field that reads rows, by response key; or why it cannot run. */
 type RootPlans = ReadonlyMap<string, QueryOptions | Error>;
+
+/** An operation's root fields that read rows: their plans, their arguments and the rows they could read. */
+export interface RootFieldPlans {
+  readonly plans: RootPlans;
+  readonly args: ReadonlyMap<string, Record<string, unknown>>;
+  readonly rows: number;
+}
 
 /** The arguments of a list field: `where`, `orderBy`, `first`, `offset`. */
 export interface ListArguments {
@@ -46,6 +60,16 @@ export interface ListArguments {
 
 /** The key a relation's value is sent under in the row JSON: its response key, apart from fields' names. */
 export const relationKey = (responseKey: string): string => `$${responseKey}`;
+
+/**
+ * How the rows a selection reads are keyed. `fields`, for the resolvers: scalar fields under their
+ * GraphQL names, relations under `relationKey`. `answer`: every value under its response key, in
+ * the selection's order, `__typename` included, so the row is already GraphQL's answer (answer.ts).
+ */
+export type RowKeys = "fields" | "answer";
+
+/** PostgreSQL's longest name of a column (NAMEDATALEN - 1 bytes). */
+const MAX_COLUMN_NAME = 63;
 
 /**
  * A selection set → OData query options, so a GraphQL field becomes the same plan as a `$select`
@@ -98,30 +122,7 @@ export class SelectionPlanner {
   }
 
   private planRoots(cost: RequestCost, info: GraphQLResolveInfo): RootPlans {
-    const plans = new Map<string, QueryOptions | Error>();
-    let rows = 0;
-    for (const [responseKey, nodes] of collectFields([info.operation.selectionSet], info)) {
-      const definition = info.parentType.getFields()[(nodes[0] as FieldNode).name.value];
-      const spec = definition && this.specs.get(getNamedType(definition.type).name);
-      // Counts and commands read no rows of their own (a command's devices are charged as they load).
-      if (!definition || !spec) continue;
-      const list = isListType(getNullableType(definition.type));
-      try {
-        const options = list
-          ? this.options(
-              spec,
-              nodes,
-              info,
-              getArgumentValues(definition, nodes[0] as FieldNode, info.variableValues),
-            )
-          : this.selection(spec, nodes, info);
-        rows += rowBound(options, list ? (options.top ?? 1) : 1);
-        plans.set(responseKey, options);
-      } catch (error) {
-        // A field's own mistake (a bad `first`, `where`) is its error, not the operation's.
-        plans.set(responseKey, error as Error);
-      }
-    }
+    const { plans, rows } = this.planRootFields(info, "fields");
     try {
       this.add(cost, rows);
     } catch (refused) {
@@ -130,14 +131,49 @@ export class SelectionPlanner {
     return plans;
   }
 
+  /**
+   * The options of each root field of `root` that reads rows (counts and commands read none of
+   * their own), by response key, or the field's own error; and the most rows they could read.
+   */
+  planRootFields(root: RootOperation, keys: RowKeys): RootFieldPlans {
+    const plans = new Map<string, QueryOptions | Error>();
+    const args = new Map<string, Record<string, unknown>>();
+    let rows = 0;
+    for (const [responseKey, nodes] of collectFields([root.operation.selectionSet], root)) {
+      const definition = root.parentType.getFields()[(nodes[0] as FieldNode).name.value];
+      const spec = definition && this.specs.get(getNamedType(definition.type).name);
+      if (!definition || !spec) continue;
+      const list = isListType(getNullableType(definition.type));
+      try {
+        const values = getArgumentValues(definition, nodes[0] as FieldNode, root.variableValues);
+        args.set(responseKey, values);
+        const options = list
+          ? this.options(spec, nodes, root, values, keys)
+          : this.selection(spec, nodes, root, keys);
+        rows += rowBound(options, list ? (options.top ?? 1) : 1);
+        plans.set(responseKey, options);
+      } catch (error) {
+        // A field's own mistake (a bad `first`, `where`) is its error, not the operation's.
+        plans.set(responseKey, error as Error);
+      }
+    }
+    return { plans, args, rows };
+  }
+
+  /** Whether reading `rows` rows more than `cost` stays within the limit. */
+  fits(cost: RequestCost, rows: number): boolean {
+    return cost.rows + rows <= this.maxCost;
+  }
+
   options(
     spec: ObjectSpec,
     nodes: readonly FieldNode[],
     operation: Operation,
     args: ListArguments,
+    keys: RowKeys = "fields",
   ): QueryOptions {
     const where = new WhereTranslator(this.graph);
-    return { ...this.selection(spec, nodes, operation), ...this.listOptions(spec, args, where) };
+    return { ...this.selection(spec, nodes, operation, keys), ...this.listOptions(spec, args, where) };
   }
 
   /** `first`, `offset`, `orderBy` and `where` as `$top`, `$skip`, `$orderby` and `$filter`. */
@@ -160,28 +196,43 @@ export class SelectionPlanner {
   }
 
   /** Only the selection (to-one relations and single rows take no list arguments). */
-  selection(spec: ObjectSpec, nodes: readonly FieldNode[], operation: Operation): QueryOptions {
+  selection(
+    spec: ObjectSpec,
+    nodes: readonly FieldNode[],
+    operation: Operation,
+    keys: RowKeys = "fields",
+  ): QueryOptions {
     const type = operation.schema.getType(spec.name) as GraphQLObjectType;
     const select: SelectItem[] = [];
     const expand: ExpandItem[] = [];
     const selected = new Set<string>();
     const selectionSets = nodes.map((node) => node.selectionSet);
-    for (const [responseKey, fields] of collectFields(selectionSets, operation)) {
+    const fieldsByKey = collectFields(selectionSets, operation);
+    for (const [responseKey, fields] of fieldsByKey) {
       const node = fields[0] as FieldNode;
       const name = node.name.value;
-      if (name === "__typename") continue;
+      // PostgreSQL cuts a column's name to 63 bytes (GraphQL names are ASCII): such an answer is
+      // left to the resolvers.
+      if (keys === "answer" && responseKey.length > MAX_COLUMN_NAME)
+        throw new Error(`${responseKey} is too long a key for an answer by the database`);
+      if (name === "__typename") {
+        if (keys === "answer") select.push({ constant: spec.name, as: responseKey });
+        continue;
+      }
       const member = spec.members.get(name);
       if (!member) throw new Error(`${spec.name}.${name} has no member`);
       if (member.kind === "field" || member.kind === "link") {
-        if (!selected.has(name)) select.push({ path: [member.field.name], as: name });
-        selected.add(name);
+        const as = keys === "answer" ? responseKey : name;
+        if (!selected.has(as)) select.push({ path: [member.field.name], as });
+        selected.add(as);
         continue;
       }
       const definition = type.getFields()[name];
       if (!definition) throw new Error(`${spec.name}.${name} is not in the schema`);
       const args = getArgumentValues(definition, node, operation.variableValues) as ListArguments;
-      expand.push(this.expansion(member, responseKey, fields, operation, args));
+      expand.push(this.expansion(member, responseKey, fields, operation, args, keys));
     }
+    if (keys === "answer") return { select, expand, keyOrder: [...fieldsByKey.keys()] };
     // A row must have at least one column; `id` costs nothing.
     if (select.length === 0 && expand.length === 0) select.push({ path: ["id"], as: "id" });
     return { select, expand };
@@ -193,18 +244,20 @@ export class SelectionPlanner {
     fields: readonly FieldNode[],
     operation: Operation,
     args: ListArguments,
+    keys: RowKeys,
   ): ExpandItem {
     const target = this.graph.objectOf(member.target);
-    const base = { name: member.navigation.name, as: relationKey(responseKey) };
+    const as = keys === "answer" ? responseKey : relationKey(responseKey);
+    const base = { name: member.navigation.name, as };
     switch (member.kind) {
       case "toOne":
-        return { ...base, count: false, options: this.selection(target, subfields(fields), operation) };
+        return { ...base, count: false, options: this.selection(target, subfields(fields), operation, keys) };
       case "toMany":
         return {
           ...base,
           count: false,
           options: {
-            ...this.selection(target, subfields(fields), operation),
+            ...this.selection(target, subfields(fields), operation, keys),
             ...this.listOptions(target, args),
           },
         };
@@ -276,7 +329,7 @@ function included(node: { directives?: readonly unknown[] }, operation: Operatio
  * (as graphql-js collects them; every resource type is a concrete object type, so a fragment's
  * type condition always matches once validation passed).
  */
-function collectFields(
+export function collectFields(
   selectionSets: readonly (SelectionSetNode | undefined)[],
   operation: Operation,
 ): Map<string, FieldNode[]> {

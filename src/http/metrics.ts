@@ -37,6 +37,8 @@ export interface MetricsDeps {
   readonly proxyOutcomes: readonly string[];
   /** The compiled statements by shape, by cache (OData URLs, query trees). */
   readonly statementShapes: Readonly<Record<string, { readonly stats: ShapeStats }>>;
+  /** GraphQL operations that ran, by what answered them (src/graphql/answer.ts). */
+  readonly graphqlAnswers: { readonly database: number; readonly executor: number };
 }
 
 /** Where the other layers report what the HTTP hooks cannot see (wired in server.ts). */
@@ -72,6 +74,17 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
 
   poolMetrics(deps.db, registers);
   statementShapeMetrics(deps.statementShapes, registers);
+  new Counter({
+    name: "fleetgate_graphql_operations_total",
+    help: "GraphQL operations over HTTP that ran, by what answered them: database (the statement wrote the whole answer) or executor (the resolvers)",
+    labelNames: ["answered_by"],
+    registers,
+    collect() {
+      this.reset();
+      this.inc({ answered_by: "database" }, deps.graphqlAnswers.database);
+      this.inc({ answered_by: "executor" }, deps.graphqlAnswers.executor);
+    },
+  });
   const online = new DevicesOnline(deps.db, deps.model);
   new Gauge({
     name: "fleetgate_devices_online",

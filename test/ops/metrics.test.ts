@@ -150,6 +150,7 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
       fleetgate_login_throttled_total: "counter",
       fleetgate_statement_cache_lookups_total: "counter",
       fleetgate_statement_cache_entries: "gauge",
+      fleetgate_graphql_operations_total: "counter",
       ...(kind === "postgres"
         ? {
             fleetgate_db_pool_max_connections: "gauge",
