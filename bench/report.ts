@@ -3,7 +3,7 @@ import type { Latency, LoadResult } from "./load.ts";
 
 type Status = "ok" | "failures" | "unavailable" | "skipped";
 
-/** A peer (PostGraphile) on a throughput workload, in the same rounds, against the same baseline. */
+/** A peer (PostGraphile, pinejs) on a throughput workload, in the same rounds, against the same baseline. */
 export interface PeerRow {
   readonly name: string;
   readonly label: string;
@@ -321,7 +321,7 @@ export function markdown(result: RunResult): string {
       `Data: ${result.data.fleets} fleets × ${result.data.devicesPerFleet} devices (${result.data.generated ? `generated in ${result.data.generateSeconds.toFixed(1)} s` : "reused"}). ` +
       `Run took ${(result.seconds / 60).toFixed(1)} min.`,
     "",
-    "Throughput: medians of interleaved rounds in which fleetgate, the raw `node:http` + `pg` baseline (and with --peers, PostGraphile) take turns under the same load; ratio = fleetgate ÷ baseline req/s. CPU µs/req is the server process's CPU per request, PG µs/req PostgreSQL's (the backends of the server's database and PostgreSQL's background processes; – when PostgreSQL runs on another machine).",
+    "Throughput: medians of interleaved rounds in which fleetgate, the raw `node:http` + `pg` baseline (and with --peers, PostGraphile and pinejs) take turns under the same load; ratio = fleetgate ÷ baseline req/s. CPU µs/req is the server process's CPU per request, PG µs/req PostgreSQL's (the backends of the server's database and PostgreSQL's background processes; – when PostgreSQL runs on another machine).",
     "",
     ...loadTable(result.loads),
     "",

@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [-- --only W1,W5] [-- --peers]`: the whole benchmark of issues 11,
-// 22 and 28, end to end. --peers also starts PostGraphile 5 (bench/peers/) and measures it on the
-// workloads it has an equivalent of (W1, W2a, W2b, W4d).
+// 22 and 28, end to end. --peers also starts PostGraphile 5 and pinejs 23 (bench/peers/) and measures
+// them on the workloads they have an equivalent of (W1, W2a, W2b; PostGraphile also W4d).
 // See the README's Performance section for what it measures and how to read the results.
 
 import { execFileSync } from "node:child_process";
@@ -19,6 +19,7 @@ import type { SerialSettings, Target } from "./load.ts";
 import { measureNestedFilters } from "./nested.ts";
 import { resultsDir } from "./paths.ts";
 import { PEER_WORKLOADS, type Peer } from "./peers/peer.ts";
+import { startPinejs } from "./peers/pinejs.ts";
 import { startPostgraphile } from "./peers/postgraphile.ts";
 import { PostgresCpu } from "./postgres-cpu.ts";
 import { type Child, rssBytes, startChild, startFleetgate } from "./processes.ts";
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
     if (withPeers && reading.some((w) => PEER_WORKLOADS.has(w.id))) {
       const starters: [string, () => Promise<Peer>][] = [
         ["PostGraphile", () => startPostgraphile(databaseUrl, poolSize, log, postgres)],
+        ["pinejs", () => startPinejs(databaseUrl, poolSize, log)],
       ];
       for (const [label, start] of starters) {
         log(`starting ${label} (--peers)`);

@@ -3,9 +3,10 @@ import { describe, expect, it } from "vitest";
 import { chart } from "../../bench/chart.ts";
 import type { LoadResult } from "../../bench/load.ts";
 import { baselineRows } from "../../bench/peers/peer.ts";
+import { pinejsRequest, pinejsRows } from "../../bench/peers/pinejs.ts";
 import { postgraphileRequest, postgraphileRows } from "../../bench/peers/postgraphile.ts";
 import { evaluate, type LoadRow, markdown, type RunResult } from "../../bench/report.ts";
-import { ALIASES, aliasVariables } from "../../bench/workloads.ts";
+import { ALIASES, aliasVariables, workloads } from "../../bench/workloads.ts";
 
 // The bench's report holds issue 22's targets, and its peer rows are checked against the
 // baseline's: both without a database, on made-up numbers.
@@ -123,14 +124,22 @@ describe("the bench report", () => {
   });
 
   it("shows the peers beside fleetgate, in the table and in the chart", () => {
-    const full: RunResult = { ...partial, targets };
+    const pinejs = { ...peer, name: "pinejs", label: "pinejs 23.3.7", result: result(200, 12), ratio: 0.2 };
+    const full: RunResult = {
+      ...partial,
+      loads: [{ ...row("W1", "W1", 0.85), peers: [peer, pinejs] }],
+      targets,
+    };
     const table = markdown(full);
     expect(table).toContain(
       "| W1 W1 | PostGraphile 5.1.5 | 300 | 1.0 | 9.0 | 100 | 40 | yes | 0.30× | 0.85× |",
     );
+    expect(table).toContain("| W1 W1 | pinejs 23.3.7 | 200 | 1.0 | 12.0 | 100 | 40 | yes | 0.20× | 0.85× |");
     const svg = chart(full);
     expect(svg).toContain("PostGraphile 5.1.5");
+    expect(svg).toContain("pinejs 23.3.7");
     expect(svg).toContain(">0.30<");
+    expect(svg).toContain(">0.20<");
   });
 
   it("shows each server's CPU and PostgreSQL's CPU per request, – where PostgreSQL was not sampled", () => {
@@ -193,6 +202,29 @@ describe("PostGraphile's rows against the baseline's", () => {
     const other = postgraphileRows("W1", { data: { deviceByUuid: { ...graphile, isOnline: false } } });
     expect(isDeepStrictEqual(other, baselineRows("W1", { d: [device] }))).toBe(false);
     expect(() => postgraphileRows("W1", { errors: [{ message: "nope" }] })).toThrow(/nope/);
+  });
+});
+
+describe("pinejs's rows against the baseline's", () => {
+  const device = { id: 7, uuid: "abc", device_name: "dev-1", is_online: true };
+
+  it("gets the bench's own OData requests for W1, W2a and W2b, $expand's options unencoded", () => {
+    expect(pinejsRequest("W1", "abc")).toEqual(workloads.find((w) => w.id === "W1")?.build("abc"));
+    expect(pinejsRequest("W2a", "12")?.path).toContain(
+      "$filter=belongs_to__application%20eq%2012%20and%20is_online%20eq%20true&$expand=belongs_to__application($select=app_name)&",
+    );
+    expect(pinejsRequest("W2b", "12")?.path).toBe(
+      "/v6/application(12)?$select=id,app_name&$expand=owns__device($select=id,uuid,device_name,is_online;$filter=is_online%20eq%20true;$orderby=device_name%20asc;$top=50)",
+    );
+    expect(pinejsRequest("W1u", "abc")).toBeUndefined();
+    expect(pinejsRequest("W4d", "abc")).toBeUndefined();
+  });
+
+  it("reads its OData answers as the baseline's, and refuses an error answer", () => {
+    const body = { d: [{ ...device, belongs_to__application: [{ app_name: "f" }] }] };
+    expect(pinejsRows("W2a", body)).toEqual(baselineRows("W2a", body));
+    expect(() => pinejsRows("W1", { error: "Bad Request" })).toThrow(/Bad Request/);
+    expect(() => pinejsRows("W4d", { d: [] })).toThrow(/no request for W4d/);
   });
 });
 
