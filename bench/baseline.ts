@@ -36,6 +36,10 @@ const statements = {
             SELECT json_agg(x.o) FROM (SELECT json_build_object(${GQL_FIELDS}) AS o
             FROM device d WHERE d.belongs_to__application = a.id AND d.is_online ${PAGE}) x), '[]'))::text AS body
           FROM application a WHERE a.id = $1`,
+  // W4d: every alias in one statement, each its own lookup by uuid, null when there is no such device.
+  w4d: `SELECT json_object_agg('a' || (u.i - 1), (
+            SELECT json_build_object(${GQL_FIELDS}) FROM device d WHERE d.uuid = u.uuid) ORDER BY u.i)::text AS body
+          FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i)`,
   w3: `UPDATE device SET note = $1 WHERE belongs_to__application = ANY($2::int4[])`,
   w5: `SELECT id, uuid, supervisor_api_address, supervisor_api_port, supervisor_api_key_ciphertext
          FROM device WHERE belongs_to__application = $1 AND is_online`,
@@ -77,7 +81,7 @@ const routes: [RegExp, (match: RegExpExecArray) => Promise<string>][] = [
 async function graphql(body: string): Promise<string> {
   const { operationName, variables } = JSON.parse(body) as {
     operationName: string;
-    variables: { uuid?: string; fleet?: number };
+    variables: Record<string, unknown> & { uuid?: string; fleet?: number };
   };
   switch (operationName) {
     case "DeviceByUuid":
@@ -86,6 +90,11 @@ async function graphql(body: string): Promise<string> {
       return `{"data":{"devices":${await one("w4b", [variables.fleet])}}}`;
     case "FleetWithDevices":
       return `{"data":{"application":${(await one("w4c", [variables.fleet])) ?? "null"}}}`;
+    case "DeviceAliases": {
+      // u0, u1, …: the variables in alias order.
+      const uuids = Object.keys(variables).map((_, i) => variables[`u${i}`]);
+      return `{"data":${await one("w4d", [uuids])}}`;
+    }
     default:
       throw new Error(`unknown operation ${operationName}`);
   }

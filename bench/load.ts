@@ -1,4 +1,5 @@
 import autocannon from "autocannon";
+import { PostgresCpu } from "./postgres-cpu.ts";
 import { cpuMicros } from "./processes.ts";
 import type { BenchRequest } from "./workloads.ts";
 
@@ -9,6 +10,8 @@ export interface Target {
   readonly pid: number;
   /** Sent with every request (fleetgate's credential; nothing for the baseline). */
   readonly headers: Readonly<Record<string, string>>;
+  /** PostgreSQL's processes serving this server's database, sampled around a load run. */
+  readonly postgres?: PostgresCpu;
 }
 
 export interface Latency {
@@ -23,6 +26,11 @@ export interface LoadResult {
   readonly p99Ms: number;
   /** Server CPU (user + system) per completed request, from /proc around the run. */
   readonly cpuUsPerRequest: number;
+  /**
+   * PostgreSQL's CPU per completed request: its backends on the server's database and its
+   * background processes. Absent when PostgreSQL runs on another machine or was not sampled.
+   */
+  readonly postgresCpuUsPerRequest?: number;
   readonly requests: number;
   readonly failures: number;
 }
@@ -39,6 +47,7 @@ export async function load(
   connections: number,
 ): Promise<LoadResult> {
   let next = Math.floor(Math.random() * keys.length);
+  const postgresBefore = await target.postgres?.sample();
   const cpuBefore = cpuMicros(target.pid);
   const result = await autocannon({
     url: target.url,
@@ -60,12 +69,17 @@ export async function load(
     ],
   });
   const cpu = cpuMicros(target.pid) - cpuBefore;
+  const postgresUs =
+    target.postgres && postgresBefore
+      ? PostgresCpu.between(postgresBefore, await target.postgres.sample())
+      : undefined;
   const completed = result["2xx"] + result.non2xx;
   return {
     rps: result["2xx"] / result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     cpuUsPerRequest: completed ? cpu / completed : 0,
+    ...(postgresUs === undefined ? {} : { postgresCpuUsPerRequest: completed ? postgresUs / completed : 0 }),
     requests: completed,
     failures: result.non2xx + result.errors + result.timeouts,
   };

@@ -14,12 +14,16 @@ export interface ReadSettings {
 }
 
 function medianOf(results: readonly LoadResult[]): LoadResult {
-  const pick = (metric: keyof LoadResult) => median(results.map((result) => result[metric]));
+  const pick = (metric: Exclude<keyof LoadResult, "postgresCpuUsPerRequest">) =>
+    median(results.map((result) => result[metric]));
+  const postgres = results.flatMap((result) => result.postgresCpuUsPerRequest ?? []);
   return {
     rps: pick("rps"),
     p50Ms: pick("p50Ms"),
     p99Ms: pick("p99Ms"),
     cpuUsPerRequest: pick("cpuUsPerRequest"),
+    // Only when every round was sampled: a median of some rounds would not be comparable.
+    ...(postgres.length === results.length ? { postgresCpuUsPerRequest: median(postgres) } : {}),
     requests: results.reduce((sum, result) => sum + result.requests, 0),
     failures: results.reduce((sum, result) => sum + result.failures, 0),
   };

@@ -3,7 +3,7 @@ import type { Latency, LoadResult } from "./load.ts";
 
 type Status = "ok" | "failures" | "unavailable" | "skipped";
 
-/** A peer (PostGraphile) on a throughput workload, in the same rounds, against the same baseline. */
+/** A peer (PostGraphile, pinejs) on a throughput workload, in the same rounds, against the same baseline. */
 export interface PeerRow {
   readonly name: string;
   readonly label: string;
@@ -254,8 +254,8 @@ const verdict = (pass: boolean | null) => (pass === null ? "not measured" : pass
 
 function loadTable(rows: readonly LoadRow[]): string[] {
   const lines = [
-    "| workload | fleetgate req/s | p50 ms | p99 ms | CPU µs/req | SQL/req | baseline req/s | p50 ms | p99 ms | CPU µs/req | ratio |",
-    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    "| workload | fleetgate req/s | p50 ms | p99 ms | CPU µs/req | PG µs/req | SQL/req | baseline req/s | p50 ms | p99 ms | CPU µs/req | PG µs/req | ratio |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
   ];
   for (const row of rows) {
     const f = row.fleetgate;
@@ -267,7 +267,7 @@ function loadTable(rows: readonly LoadRow[]): string[] {
           : ""
         : ` (${row.status}${row.note ? `: ${row.note}` : ""})`;
     lines.push(
-      `| ${row.id} ${row.title}${note} | ${n0(f?.rps)} | ${n1(f?.p50Ms)} | ${n1(f?.p99Ms)} | ${n0(f?.cpuUsPerRequest)} | ${row.statements ?? "–"} | ${n0(b?.rps)} | ${n1(b?.p50Ms)} | ${n1(b?.p99Ms)} | ${n0(b?.cpuUsPerRequest)} | ${ratio(row.ratio)} |`,
+      `| ${row.id} ${row.title}${note} | ${n0(f?.rps)} | ${n1(f?.p50Ms)} | ${n1(f?.p99Ms)} | ${n0(f?.cpuUsPerRequest)} | ${n0(f?.postgresCpuUsPerRequest)} | ${row.statements ?? "–"} | ${n0(b?.rps)} | ${n1(b?.p50Ms)} | ${n1(b?.p99Ms)} | ${n0(b?.cpuUsPerRequest)} | ${n0(b?.postgresCpuUsPerRequest)} | ${ratio(row.ratio)} |`,
     );
   }
   return lines;
@@ -280,8 +280,8 @@ function peerTable(rows: readonly LoadRow[]): string[] {
   const lines = [
     "Peers, in the same interleaved rounds as fleetgate and the baseline; ratio = peer ÷ baseline req/s, beside fleetgate's. Same rows: the probes' answers, normalised, hold the baseline's rows.",
     "",
-    "| workload | peer | req/s | p50 ms | p99 ms | CPU µs/req | same rows | peer ratio | fleetgate ratio |",
-    "|---|---|--:|--:|--:|--:|---|--:|--:|",
+    "| workload | peer | req/s | p50 ms | p99 ms | CPU µs/req | PG µs/req | same rows | peer ratio | fleetgate ratio |",
+    "|---|---|--:|--:|--:|--:|--:|---|--:|--:|",
   ];
   for (const row of measured) {
     for (const peer of row.peers ?? []) {
@@ -289,7 +289,7 @@ function peerTable(rows: readonly LoadRow[]): string[] {
       const note = peer.status === "ok" ? "" : ` (${peer.status}${peer.note ? `: ${peer.note}` : ""})`;
       const same = peer.sameRows === undefined ? "–" : peer.sameRows ? "yes" : "**no**";
       lines.push(
-        `| ${row.id} ${row.title} | ${peer.label}${note} | ${n0(r?.rps)} | ${n1(r?.p50Ms)} | ${n1(r?.p99Ms)} | ${n0(r?.cpuUsPerRequest)} | ${same} | ${ratio(peer.ratio)} | ${ratio(row.ratio)} |`,
+        `| ${row.id} ${row.title} | ${peer.label}${note} | ${n0(r?.rps)} | ${n1(r?.p50Ms)} | ${n1(r?.p99Ms)} | ${n0(r?.cpuUsPerRequest)} | ${n0(r?.postgresCpuUsPerRequest)} | ${same} | ${ratio(peer.ratio)} | ${ratio(row.ratio)} |`,
       );
     }
   }
@@ -321,7 +321,7 @@ export function markdown(result: RunResult): string {
       `Data: ${result.data.fleets} fleets × ${result.data.devicesPerFleet} devices (${result.data.generated ? `generated in ${result.data.generateSeconds.toFixed(1)} s` : "reused"}). ` +
       `Run took ${(result.seconds / 60).toFixed(1)} min.`,
     "",
-    "Throughput: medians of interleaved rounds in which fleetgate, the raw `node:http` + `pg` baseline (and with --peers, PostGraphile) take turns under the same load; ratio = fleetgate ÷ baseline req/s.",
+    "Throughput: medians of interleaved rounds in which fleetgate, the raw `node:http` + `pg` baseline (and with --peers, PostGraphile and pinejs) take turns under the same load; ratio = fleetgate ÷ baseline req/s. CPU µs/req is the server process's CPU per request, PG µs/req PostgreSQL's (the backends of the server's database and PostgreSQL's background processes; – when PostgreSQL runs on another machine).",
     "",
     ...loadTable(result.loads),
     "",

@@ -1,6 +1,7 @@
 // `npm run bench [-- --quick] [-- --only W1,W5] [-- --peers]`: the whole benchmark of issues 11,
-// 22 and 28, end to end. --peers also starts PostGraphile 5 (bench/peers/) and measures it on W1/W2.
-// See bench/README-section.md for what it measures and how to read the results.
+// 22 and 28, end to end. --peers also starts PostGraphile 5 and pinejs 23 (bench/peers/) and measures
+// them on the workloads they have an equivalent of (W1, W2a, W2b; PostGraphile also W4d).
+// See the README's Performance section for what it measures and how to read the results.
 
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -17,8 +18,10 @@ import { type EmbeddedMemory, measureEmbeddedMemory } from "./embedded-memory.ts
 import type { SerialSettings, Target } from "./load.ts";
 import { measureNestedFilters } from "./nested.ts";
 import { resultsDir } from "./paths.ts";
-import type { Peer } from "./peers/peer.ts";
+import { PEER_WORKLOADS, type Peer } from "./peers/peer.ts";
+import { startPinejs } from "./peers/pinejs.ts";
 import { startPostgraphile } from "./peers/postgraphile.ts";
+import { PostgresCpu } from "./postgres-cpu.ts";
 import { type Child, rssBytes, startChild, startFleetgate } from "./processes.ts";
 import { measureFanOut, type SimulatedFleet, startProxyFleets, stopProxyFleets } from "./proxy.ts";
 import { measureReads, type ReadSettings } from "./reads.ts";
@@ -32,7 +35,7 @@ import {
   markdown,
   type RunResult,
 } from "./report.ts";
-import { type Workload, workloads } from "./workloads.ts";
+import { ALIASES, type Workload, workloads } from "./workloads.ts";
 
 const { values: flags } = parseArgs({
   options: {
@@ -114,6 +117,7 @@ async function main(): Promise<void> {
   const loads: LoadRow[] = [];
   const latencies: LatencyRow[] = [];
   let memory: Memory | undefined;
+  let postgres: PostgresCpu | undefined;
   try {
     const server = await startFleetgate({ ...serverEnv, DATABASE_URL: databaseUrl });
     children.push(server);
@@ -122,14 +126,22 @@ async function main(): Promise<void> {
       POOL_SIZE: String(poolSize),
     });
     children.push(raw);
-    if (withPeers && reading.some((w) => w.group !== "W4")) {
-      log("starting PostGraphile (--peers)");
-      // A peer that cannot be installed or started costs its rows, not the whole run.
-      try {
-        peers.push(await startPostgraphile(databaseUrl, poolSize, log));
-      } catch (error) {
-        peerProblems.push(`PostGraphile: ${(error as Error).message.slice(0, 500)}`);
-        log(`PostGraphile unavailable: ${(error as Error).message}`);
+    // PostgreSQL's CPU per request, for fleetgate, the baseline and PostGraphile (same database).
+    postgres = await PostgresCpu.open(databaseUrl);
+    if (withPeers && reading.some((w) => PEER_WORKLOADS.has(w.id))) {
+      const starters: [string, () => Promise<Peer>][] = [
+        ["PostGraphile", () => startPostgraphile(databaseUrl, poolSize, log, postgres)],
+        ["pinejs", () => startPinejs(databaseUrl, poolSize, log)],
+      ];
+      for (const [label, start] of starters) {
+        log(`starting ${label} (--peers)`);
+        // A peer that cannot be installed or started costs its rows, not the whole run.
+        try {
+          peers.push(await start());
+        } catch (error) {
+          peerProblems.push(`${label}: ${(error as Error).message.slice(0, 500)}`);
+          log(`${label} unavailable: ${(error as Error).message}`);
+        }
       }
     }
     const fleetgate: Target = {
@@ -137,14 +149,22 @@ async function main(): Promise<void> {
       url: server.url,
       pid: server.pid,
       headers: { authorization: `Bearer ${adminKey}` },
+      postgres,
     };
     const callers = {
       admin: fleetgate,
       user: { ...fleetgate, name: "fleetgate-user", headers: { authorization: `Bearer ${memberKey}` } },
     };
-    const baseline: Target = { name: "baseline", url: raw.url, pid: raw.pid, headers: {} };
+    const baseline: Target = { name: "baseline", url: raw.url, pid: raw.pid, headers: {}, postgres };
 
-    const keys = { uuid: data.deviceUuids, fleet: data.fleetIds.map(String) };
+    // W4d's keys: ALIASES uuids each, every group starting where the last one ended.
+    const uuids = Array.from({ length: 64 }, (_, group) =>
+      Array.from(
+        { length: ALIASES },
+        (_, i) => data.deviceUuids[(group * ALIASES + i) % data.deviceUuids.length],
+      ).join(","),
+    );
+    const keys = { uuid: data.deviceUuids, fleet: data.fleetIds.map(String), uuids };
     // A variant (W1u) is measured in the rounds of the workload it varies (W1), against one baseline.
     const rounds = new Map<string, Workload[]>();
     for (const workload of reading) {
@@ -188,6 +208,7 @@ async function main(): Promise<void> {
     await stopProxyFleets(fleets);
     for (const peer of peers) await peer.stop();
     for (const child of children) await child.stop();
+    await postgres?.close();
   }
 
   let coldStart: ColdStart | undefined;

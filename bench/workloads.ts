@@ -10,8 +10,8 @@ export interface BenchRequest {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** What a workload's key is drawn from. */
-export type KeyKind = "uuid" | "fleet";
+/** What a workload's key is drawn from; `uuids`: ALIASES device uuids, joined by commas. */
+export type KeyKind = "uuid" | "fleet" | "uuids";
 
 /**
  * Who sends it: the bench's admin, or a normal user who is a member of the organization owning
@@ -29,7 +29,7 @@ export interface Workload {
   readonly caller: Caller;
   /** A variant sends the same requests as workload `variantOf`, from another caller, in its rounds. */
   readonly variantOf?: string;
-  /** 1 for every read, and for each GraphQL document (one root field each). */
+  /** 1 for every read, and for each GraphQL query operation (its aliases included). */
   readonly expectedStatements: number;
   build(key: string): BenchRequest;
 }
@@ -52,10 +52,29 @@ const fleetWithDevices = (fleet: string) =>
     `owns__device($select=${DEVICE_FIELDS};$filter=is_online eq true;$orderby=device_name asc;$top=${PAGE})`,
   )}`;
 
-/** The GraphQL documents of W4, one root field each; the baseline dispatches on operationName. */
+/** W4d: how many aliased root fields its one query has. */
+export const ALIASES = 300;
+
+const DEVICE_SELECTION = "{ id uuid deviceName isOnline }";
+
+// One variable per alias, so the document is the same for every request and only the values change.
+const deviceAliases = `query DeviceAliases(${Array.from({ length: ALIASES }, (_, i) => `$u${i}: String`).join(", ")}) {
+${Array.from({ length: ALIASES }, (_, i) => `  a${i}: device(uuid: $u${i}) ${DEVICE_SELECTION}`).join("\n")}
+}`;
+
+/** W4d's variables: u0…u299 from a key of comma-joined uuids, repeated when it has fewer. */
+export function aliasVariables(uuids: string): Record<string, string> {
+  const list = uuids.split(",");
+  return Object.fromEntries(Array.from({ length: ALIASES }, (_, i) => [`u${i}`, list[i % list.length]]));
+}
+
+/**
+ * The GraphQL documents of W4, one root field each but W4d's (ALIASES of them); the baseline
+ * dispatches on operationName.
+ */
 export const graphqlDocuments = {
   DeviceByUuid: `query DeviceByUuid($uuid: String) {
-  device(uuid: $uuid) { id uuid deviceName isOnline }
+  device(uuid: $uuid) ${DEVICE_SELECTION}
 }`,
   FleetDevices: `query FleetDevices($fleet: Int) {
   devices(where: {belongsToApplication: {id: {eq: $fleet}}, isOnline: {eq: true}}, orderBy: [{deviceName: ASC}], first: ${PAGE}) {
@@ -68,6 +87,7 @@ export const graphqlDocuments = {
     ownsDevice(where: {isOnline: {eq: true}}, orderBy: [{deviceName: ASC}], first: ${PAGE}) { id uuid deviceName isOnline }
   }
 }`,
+  DeviceAliases: deviceAliases,
 } as const;
 
 export type GraphqlOperation = keyof typeof graphqlDocuments;
@@ -146,6 +166,15 @@ const adminWorkloads: readonly Workload[] = [
     caller: "admin",
     expectedStatements: 1,
     build: (fleet) => graphqlRequest("FleetWithDevices", { fleet: Number(fleet) }),
+  },
+  {
+    id: "W4d",
+    group: "W4",
+    title: `GraphQL ${ALIASES} aliases of device(uuid), one query`,
+    keys: "uuids",
+    caller: "admin",
+    expectedStatements: 1,
+    build: (uuids) => graphqlRequest("DeviceAliases", aliasVariables(uuids)),
   },
 ];
 

@@ -32,15 +32,40 @@ const device = (row: DeviceRow): DeviceRow => ({
   is_online: row.is_online,
 });
 
+type GraphqlDevice = { id: number; uuid: string; deviceName: string; isOnline: boolean };
+
 type ODataDevice = DeviceRow & { belongs_to__application?: { app_name: string }[] };
 type ODataFleet = { id: number; app_name: string; owns__device: DeviceRow[] };
 
+/** The workloads a peer may have an equivalent of: the OData reads and W4d's aliases. */
+export const PEER_WORKLOADS: ReadonlySet<string> = new Set(["W1", "W2a", "W2b", "W4d"]);
+
+/** W4d's answer (`a0`…`a299`) as devices in alias order, null where there is none. */
+export function aliasRows(data: Record<string, DeviceRow | null>): (DeviceRow | null)[] {
+  return Object.keys(data).map((_, i) => {
+    const row = data[`a${i}`];
+    if (row === undefined) throw new Error(`no alias a${i} in the answer`);
+    return row && device(row);
+  });
+}
+
 /**
- * The baseline's OData answer to W1, W2a or W2b as plain rows: W1 devices; W2a devices with their
- * fleet's app_name; W2b fleets with their devices. Peers answer in their own shapes; these rows
- * are what must match.
+ * The baseline's answer to W1, W2a or W2b (OData) as plain rows: W1 devices; W2a devices with
+ * their fleet's app_name; W2b fleets with their devices; W4d (GraphQL) the aliases' devices in
+ * order. Peers answer in their own shapes; these rows are what must match.
  */
 export function baselineRows(id: string, body: unknown): unknown {
+  if (id === "W4d") {
+    const data = (body as { data: Record<string, GraphqlDevice | null> }).data;
+    return aliasRows(
+      Object.fromEntries(
+        Object.entries(data).map(([alias, row]) => [
+          alias,
+          row && { id: row.id, uuid: row.uuid, device_name: row.deviceName, is_online: row.isOnline },
+        ]),
+      ),
+    );
+  }
   const d = (body as { d: unknown[] }).d;
   switch (id) {
     case "W1":

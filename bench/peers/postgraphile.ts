@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { PostgresCpu } from "../postgres-cpu.ts";
 import { startChild } from "../processes.ts";
-import { type BenchRequest, PAGE } from "../workloads.ts";
+import { ALIASES, aliasVariables, type BenchRequest, PAGE } from "../workloads.ts";
 import { installPeer } from "./install.ts";
-import type { DeviceRow, Peer } from "./peer.ts";
+import { aliasRows, type DeviceRow, type Peer } from "./peer.ts";
 
 // PostGraphile 5 (bench/peers/postgraphile/: the Amber preset on schema public, with device.uuid
 // tagged unique and ordering/conditions allowed on unindexed columns; see its server.mjs). Its
@@ -41,6 +42,13 @@ const documents = {
 }`,
     variables: (key: string) => ({ fleet: Number(key) }),
   },
+  W4d: {
+    operationName: "DeviceAliases",
+    query: `query DeviceAliases(${Array.from({ length: ALIASES }, (_, i) => `$u${i}: String!`).join(", ")}) {
+${Array.from({ length: ALIASES }, (_, i) => `  a${i}: deviceByUuid(uuid: $u${i}) { ${DEVICE} }`).join("\n")}
+}`,
+    variables: aliasVariables,
+  },
 } as const;
 
 type Id = keyof typeof documents;
@@ -74,7 +82,7 @@ const device = (row: GraphileDevice): DeviceRow => ({
   is_online: row.isOnline,
 });
 
-/** PostGraphile's answer to W1, W2a or W2b as the rows `baselineRows` makes of the baseline's. */
+/** PostGraphile's answer to W1, W2a, W2b or W4d as the rows `baselineRows` makes of the baseline's. */
 export function postgraphileRows(id: string, body: unknown): unknown {
   const { data, errors } = body as Answer;
   if (errors?.length || !data) throw new Error(`PostGraphile answered ${JSON.stringify(body).slice(0, 300)}`);
@@ -98,12 +106,21 @@ export function postgraphileRows(id: string, body: unknown): unknown {
           ]
         : [];
     }
+    case "W4d":
+      return aliasRows(
+        Object.fromEntries(
+          Object.entries(data as Record<string, GraphileDevice | null>).map(([alias, row]) => [
+            alias,
+            row && device(row),
+          ]),
+        ),
+      );
     default:
       throw new Error(`PostGraphile has no request for ${id}`);
   }
 }
 
-/** PostGraphile's GraphQL request equivalent to workload `id` (W1, W2a, W2b), built from its key. */
+/** PostGraphile's GraphQL request equivalent to workload `id` (W1, W2a, W2b, W4d), built from its key. */
 export function postgraphileRequest(id: string, key: string): BenchRequest | undefined {
   if (!isId(id)) return undefined;
   const { operationName, query, variables } = documents[id];
@@ -120,6 +137,7 @@ export async function startPostgraphile(
   databaseUrl: string,
   poolSize: number,
   log: (message: string) => void,
+  postgres?: PostgresCpu,
 ): Promise<Peer> {
   const installed = await installPeer("postgraphile");
   const version = (
@@ -144,7 +162,13 @@ export async function startPostgraphile(
   return {
     name: "postgraphile",
     label: `PostGraphile ${version}`,
-    target: { name: "postgraphile", url: child.url, pid: child.pid, headers: {} },
+    target: {
+      name: "postgraphile",
+      url: child.url,
+      pid: child.pid,
+      headers: {},
+      ...(postgres ? { postgres } : {}),
+    },
     request: postgraphileRequest,
     rows: postgraphileRows,
     stop: () => child.stop(),

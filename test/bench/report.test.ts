@@ -3,8 +3,10 @@ import { describe, expect, it } from "vitest";
 import { chart } from "../../bench/chart.ts";
 import type { LoadResult } from "../../bench/load.ts";
 import { baselineRows } from "../../bench/peers/peer.ts";
+import { pinejsRequest, pinejsRows } from "../../bench/peers/pinejs.ts";
 import { postgraphileRequest, postgraphileRows } from "../../bench/peers/postgraphile.ts";
 import { evaluate, type LoadRow, markdown, type RunResult } from "../../bench/report.ts";
+import { ALIASES, aliasVariables, workloads } from "../../bench/workloads.ts";
 
 // The bench's report holds issue 22's targets, and its peer rows are checked against the
 // baseline's: both without a database, on made-up numbers.
@@ -14,6 +16,7 @@ const result = (rps: number, p99Ms: number): LoadResult => ({
   p50Ms: 1,
   p99Ms,
   cpuUsPerRequest: 100,
+  postgresCpuUsPerRequest: 40,
   requests: 1000,
   failures: 0,
 });
@@ -121,13 +124,35 @@ describe("the bench report", () => {
   });
 
   it("shows the peers beside fleetgate, in the table and in the chart", () => {
-    const full: RunResult = { ...partial, targets };
-    expect(markdown(full)).toContain(
-      "| W1 W1 | PostGraphile 5.1.5 | 300 | 1.0 | 9.0 | 100 | yes | 0.30× | 0.85× |",
+    const pinejs = { ...peer, name: "pinejs", label: "pinejs 23.3.7", result: result(200, 12), ratio: 0.2 };
+    const full: RunResult = {
+      ...partial,
+      loads: [{ ...row("W1", "W1", 0.85), peers: [peer, pinejs] }],
+      targets,
+    };
+    const table = markdown(full);
+    expect(table).toContain(
+      "| W1 W1 | PostGraphile 5.1.5 | 300 | 1.0 | 9.0 | 100 | 40 | yes | 0.30× | 0.85× |",
     );
+    expect(table).toContain("| W1 W1 | pinejs 23.3.7 | 200 | 1.0 | 12.0 | 100 | 40 | yes | 0.20× | 0.85× |");
     const svg = chart(full);
     expect(svg).toContain("PostGraphile 5.1.5");
+    expect(svg).toContain("pinejs 23.3.7");
     expect(svg).toContain(">0.30<");
+    expect(svg).toContain(">0.20<");
+  });
+
+  it("shows each server's CPU and PostgreSQL's CPU per request, – where PostgreSQL was not sampled", () => {
+    const { postgresCpuUsPerRequest: _, ...unsampled } = result(1000, 2);
+    const table = markdown({
+      ...partial,
+      loads: [{ ...row("W1", "W1", 0.85), baseline: { ...unsampled, cpuUsPerRequest: 60 } }],
+      targets,
+    });
+    expect(table).toContain(
+      "| CPU µs/req | PG µs/req | SQL/req | baseline req/s | p50 ms | p99 ms | CPU µs/req | PG µs/req |",
+    );
+    expect(table).toContain("| W1 W1 | 850 | 1.0 | 4.0 | 100 | 40 | 1 | 1000 | 1.0 | 2.0 | 60 | – | 0.85× |");
   });
 });
 
@@ -135,7 +160,7 @@ describe("PostGraphile's rows against the baseline's", () => {
   const device = { id: 7, uuid: "abc", device_name: "dev-1", is_online: true };
   const graphile = { rowId: 7, uuid: "abc", deviceName: "dev-1", isOnline: true };
 
-  it("has a request for W1, W2a and W2b only", () => {
+  it("has a request for W1, W2a, W2b and W4d only", () => {
     expect(postgraphileRequest("W1", "abc")?.body).toContain('"uuid":"abc"');
     expect(postgraphileRequest("W2a", "12")?.body).toContain('"fleet":12');
     expect(postgraphileRequest("W1u", "abc")).toBeUndefined();
@@ -177,5 +202,65 @@ describe("PostGraphile's rows against the baseline's", () => {
     const other = postgraphileRows("W1", { data: { deviceByUuid: { ...graphile, isOnline: false } } });
     expect(isDeepStrictEqual(other, baselineRows("W1", { d: [device] }))).toBe(false);
     expect(() => postgraphileRows("W1", { errors: [{ message: "nope" }] })).toThrow(/nope/);
+  });
+});
+
+describe("pinejs's rows against the baseline's", () => {
+  const device = { id: 7, uuid: "abc", device_name: "dev-1", is_online: true };
+
+  it("gets the bench's own OData requests for W1, W2a and W2b, $expand's options unencoded", () => {
+    expect(pinejsRequest("W1", "abc")).toEqual(workloads.find((w) => w.id === "W1")?.build("abc"));
+    expect(pinejsRequest("W2a", "12")?.path).toContain(
+      "$filter=belongs_to__application%20eq%2012%20and%20is_online%20eq%20true&$expand=belongs_to__application($select=app_name)&",
+    );
+    expect(pinejsRequest("W2b", "12")?.path).toBe(
+      "/v6/application(12)?$select=id,app_name&$expand=owns__device($select=id,uuid,device_name,is_online;$filter=is_online%20eq%20true;$orderby=device_name%20asc;$top=50)",
+    );
+    expect(pinejsRequest("W1u", "abc")).toBeUndefined();
+    expect(pinejsRequest("W4d", "abc")).toBeUndefined();
+  });
+
+  it("reads its OData answers as the baseline's, and refuses an error answer", () => {
+    const body = { d: [{ ...device, belongs_to__application: [{ app_name: "f" }] }] };
+    expect(pinejsRows("W2a", body)).toEqual(baselineRows("W2a", body));
+    expect(() => pinejsRows("W1", { error: "Bad Request" })).toThrow(/Bad Request/);
+    expect(() => pinejsRows("W4d", { d: [] })).toThrow(/no request for W4d/);
+  });
+});
+
+describe("W4d, 300 aliases in one query", () => {
+  const uuids = ["u1", "u2", "u3"].join(",");
+  const graphile = (uuid: string) => ({ rowId: 1, uuid, deviceName: `d-${uuid}`, isOnline: true });
+  const ours = (uuid: string) => ({ id: 1, uuid, deviceName: `d-${uuid}`, isOnline: true });
+
+  it("sends one variable per alias, the key's uuids in turn", () => {
+    const variables = aliasVariables(uuids);
+    expect(Object.keys(variables)).toHaveLength(ALIASES);
+    expect([variables.u0, variables.u1, variables.u2, variables.u3, variables.u299]).toEqual([
+      "u1",
+      "u2",
+      "u3",
+      "u1",
+      "u3",
+    ]);
+    const body = JSON.parse(postgraphileRequest("W4d", uuids)?.body ?? "{}");
+    expect(body.query.match(/deviceByUuid/g)).toHaveLength(ALIASES);
+    expect(body.variables).toEqual(variables);
+  });
+
+  it("compares PostGraphile's aliases with the baseline's, in alias order, nulls included", () => {
+    const names = Array.from({ length: ALIASES }, (_, i) => `a${i}`);
+    const uuid = (i: number) => (i % 7 === 3 ? null : `u${i}`);
+    const theirs = Object.fromEntries(names.map((a, i) => [a, uuid(i) && graphile(uuid(i) as string)]));
+    // JSON objects keep no order that matters: the baseline's keys come in another.
+    const baseline = Object.fromEntries(
+      names.map((a, i) => [a, uuid(i) && ours(uuid(i) as string)]).reverse(),
+    );
+    const rows = postgraphileRows("W4d", { data: theirs }) as unknown[];
+    expect(rows).toEqual(baselineRows("W4d", { data: baseline }));
+    expect(rows[3]).toBeNull();
+    expect(rows[4]).toEqual({ id: 1, uuid: "u4", device_name: "d-u4", is_online: true });
+    const other = { ...theirs, a4: { ...graphile("u4"), isOnline: false } };
+    expect(isDeepStrictEqual(postgraphileRows("W4d", { data: other }), rows)).toBe(false);
   });
 });
