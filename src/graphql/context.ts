@@ -3,7 +3,7 @@ import type { Authenticated, Caller } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import type { CombinedStatements } from "../core/combined-reads.ts";
-import type { CompiledReads } from "../core/read.ts";
+import type { QueryStatementCache } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
@@ -48,7 +48,7 @@ export interface GraphQLCore {
   /** The credentials of open subscriptions, resolved again as they change. */
   readonly credentials: CredentialWatch;
   /** Compiled reads by query shape, shared with the OData surface. */
-  readonly compiled?: CompiledReads;
+  readonly statementCache?: QueryStatementCache;
   /** The statements of combined root reads; absent with GRAPHQL_ONE_STATEMENT=false. */
   readonly combined?: CombinedStatements;
 }

@@ -11,13 +11,13 @@ import type { ObjectSpec, Row } from "./types.ts";
 // operation run together as one SQL statement (root-reads.ts).
 
 function readContext(context: GraphQLContext): ReadContext {
-  const { db, model, compiled } = context.core;
+  const { db, model, statementCache } = context.core;
   return {
     db,
     model,
     permissions: access(context).permissions,
     format: "v4",
-    ...(compiled ? { compiled } : {}),
+    ...(statementCache ? { statementCache } : {}),
   };
 }
 
