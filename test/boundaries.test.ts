@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { citesIn, missingCites } from "./support/comment-cites.ts";
 import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
@@ -56,6 +59,10 @@ describe("the boundaries of src/", () => {
     expect(long).toEqual([]);
   });
 
+  it("cites in its comments only files that exist (src/, test/ and bench/)", () => {
+    expect(missingCites(root, ["src", "test", "bench"])).toEqual([]);
+  });
+
   it("reads the import statements it checks: every src file is seen, with its imports", () => {
     expect(sources.length).toBeGreaterThan(100);
     expect(graph.get("src/odata/read.ts")).toContain("src/core/read.ts");
@@ -94,5 +101,33 @@ describe("the checks themselves fail when they should", () => {
     expect(forbiddenImports(unknown, layers)).toEqual([
       "src/jobs/run.ts: layer 'jobs' is not in the layer table",
     ]);
+  });
+
+  it("finds a comment citing a file that is gone, but not another project's file", () => {
+    // Written without two slashes in a row, so that this file's own comments do not cite these.
+    const comment = "/".repeat(2);
+    const text = [
+      `${comment} Each surface maps these (src/core/database-errors.ts).`,
+      `const x = 1; ${comment} as ./statement-cache.ts keeps them`,
+      `${comment} open-balena-api answers it so (src/features/api-keys/lib.ts; ours: src/auth/keys.ts).`,
+    ].join("\n");
+    expect(citesIn(text, new Set(["core", "auth"]))).toEqual([
+      { line: 1, path: "src/core/database-errors.ts" },
+      { line: 2, path: "./statement-cache.ts" },
+      { line: 3, path: "src/auth/keys.ts" },
+    ]);
+    const tree = mkdtempSync(join(tmpdir(), "fleetgate-cites-"));
+    try {
+      mkdirSync(join(tree, "src", "core"), { recursive: true });
+      mkdirSync(join(tree, "src", "auth"));
+      writeFileSync(join(tree, "src", "core", "here.ts"), `${text}\n`);
+      expect(missingCites(tree, ["src"])).toEqual([
+        "src/core/here.ts:1 cites src/core/database-errors.ts",
+        "src/core/here.ts:2 cites ./statement-cache.ts",
+        "src/core/here.ts:3 cites src/auth/keys.ts",
+      ]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
   });
 });

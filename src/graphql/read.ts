@@ -83,7 +83,6 @@ export async function readCount(
   return count ?? 0;
 }
 
-/** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */
 // GraphQL name → field name of each object's fields and links, made once per object.
 const fieldNames = new WeakMap<ObjectSpec, Map<string, string>>();
 
@@ -99,6 +98,7 @@ function fieldNamesOf(spec: ObjectSpec): Map<string, string> {
   return names;
 }
 
+/** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */
 export function keyOf(spec: ObjectSpec, resourceKeys: readonly (readonly string[])[], args: Row): Key {
   const given = Object.entries(args).filter(([, value]) => value !== undefined && value !== null);
   const names = fieldNamesOf(spec);
