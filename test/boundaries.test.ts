@@ -38,6 +38,10 @@ const layers: Record<string, readonly string[]> = {
 };
 
 const MAX_LINES = 400;
+
+/** A source file without its comments: what it runs, not what it says. */
+const codeOf = (path: string) =>
+  readFileSync(path, "utf8").replaceAll(/\/\*[\s\S]*?\*\//g, "").replaceAll(/(^|\s)\/\/.*$/gm, "$1");
 const root = fileURLToPath(new URL("..", import.meta.url));
 const graph = importGraph(root, ["src", "bench"], ["src/generated"]);
 const sources = [...graph.keys()].filter((file) => file.startsWith("src/"));
@@ -61,6 +65,22 @@ describe("the boundaries of src/", () => {
 
   it("cites in its comments only files that exist (src/, test/ and bench/)", () => {
     expect(missingCites(root, ["src", "test", "bench"])).toEqual([]);
+  });
+
+  it("writes pg_notify only in src/db/channels.ts, the change bus's one list of channels", () => {
+    const writers = sources.filter(
+      (file) => file !== "src/db/channels.ts" && /pg_notify\s*\(/.test(codeOf(`${root}${file}`)),
+    );
+    expect(writers).toEqual([]);
+  });
+
+  it("lets a command answered at once (proxy/command.ts) and a job (proxy/jobs/) share types, not import each other", () => {
+    const jobs = sources.filter((file) => file.startsWith("src/proxy/jobs/"));
+    const crossing = [
+      ...jobs.filter((file) => graph.get(file)?.includes("src/proxy/command.ts")),
+      ...(graph.get("src/proxy/command.ts") ?? []).filter((file) => file.startsWith("src/proxy/jobs/")),
+    ];
+    expect(crossing).toEqual([]);
   });
 
   it("reads the import statements it checks: every src file is seen, with its imports", () => {

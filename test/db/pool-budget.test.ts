@@ -7,7 +7,7 @@ import { clientErrorOf } from "../../src/core/client-errors.ts";
 import type { Database } from "../../src/db/database.ts";
 import { openPostgres, type PostgresOptions } from "../../src/db/postgres.ts";
 import { newUnitOfWork, withUnitOfWork } from "../../src/db/unit-of-work.ts";
-import { channels } from "../../src/events/channels.ts";
+import { channels } from "../../src/db/channels.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";

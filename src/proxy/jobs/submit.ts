@@ -1,15 +1,14 @@
 import { issuedByPermissions } from "../../auth/issued-by.ts";
 import { readRows } from "../../core/read.ts";
-import { COMMAND_JOB_CHANNEL } from "../../core/write/rules/command-job.ts";
+import { channels, notify } from "../../db/channels.ts";
 import type { Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
 import { BadRequest, UnprocessableContent } from "../../errors.ts";
 import { redactMembers } from "../../redact.ts";
-import type { ProxyContext, ProxyInput } from "../command.ts";
 import { checkCommand } from "../device-call.ts";
 import { findTargetIds } from "../targets.ts";
+import type { CommandJobs, ProxyContext, ProxyInput } from "../types.ts";
 import { requestFingerprint } from "./fingerprint.ts";
-import type { CommandJobs } from "./queue.ts";
 import { insertResults } from "./results.ts";
 
 export type CommandJobRow = Record<string, unknown> & { readonly id: number };
@@ -118,11 +117,7 @@ export async function submitCommandJob(
       tx,
       context.jobs.lanes(devices.length).map((width) => ({ job, command, width })),
     );
-    await tx.query(
-      toStatement(
-        sql`SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, ${param(String(created.id), "text")})`,
-      ),
-    );
+    await tx.query(toStatement(sql`SELECT ${notify(channels.commandJob, param(String(job), "text"))}`));
     return created.id;
   });
   return readOwnJob(id, context);
