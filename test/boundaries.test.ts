@@ -1,6 +1,6 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { citesIn, missingCites } from "./support/comment-cites.ts";
@@ -39,9 +39,33 @@ const layers: Record<string, readonly string[]> = {
 
 const MAX_LINES = 400;
 
+/** Text that is an SQL statement (or a subquery of one): the checks below find where they are written. */
+const STATEMENT = /\b(?:SELECT|INSERT INTO|DELETE FROM)\b|\bUPDATE\s+"/;
+
+/**
+ * The files the table of a section of ARCHITECTURE.md names in its first column: each `src/…` path,
+ * and each bare `x.ts` beside the path before it in the same cell.
+ */
+function filesNamedIn(markdown: string, heading: string): string[] {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith(`${heading}\n`)) ?? "";
+  const named: string[] = [];
+  for (const row of section.split("\n").filter((line) => line.startsWith("| `"))) {
+    let folder: string | undefined;
+    for (const [, path] of (row.split("|")[1] ?? "").matchAll(/`([^`]+)`/g)) {
+      if (path?.startsWith("src/")) {
+        named.push(path);
+        folder = dirname(path);
+      } else if (path && folder && /^[\w.-]+\.ts$/.test(path)) named.push(`${folder}/${path}`);
+    }
+  }
+  return named;
+}
+
 /** A source file without its comments: what it runs, not what it says. */
 const codeOf = (path: string) =>
-  readFileSync(path, "utf8").replaceAll(/\/\*[\s\S]*?\*\//g, "").replaceAll(/(^|\s)\/\/.*$/gm, "$1");
+  readFileSync(path, "utf8")
+    .replaceAll(/\/\*[\s\S]*?\*\//g, "")
+    .replaceAll(/(^|\s)\/\/.*$/gm, "$1");
 const root = fileURLToPath(new URL("..", import.meta.url));
 const graph = importGraph(root, ["src", "bench"], ["src/generated"]);
 const sources = [...graph.keys()].filter((file) => file.startsWith("src/"));
@@ -65,6 +89,32 @@ describe("the boundaries of src/", () => {
 
   it("cites in its comments only files that exist (src/, test/ and bench/)", () => {
     expect(missingCites(root, ["src", "test", "bench"])).toEqual([]);
+  });
+
+  it("writes SQL statements only in the core, the predicates and the files ARCHITECTURE.md's tables name", () => {
+    const architecture = readFileSync(`${root}ARCHITECTURE.md`, "utf8");
+    const named = [
+      ...filesNamedIn(architecture, "System writes"),
+      ...filesNamedIn(architecture, "Reads outside the planner"),
+    ];
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter((file) => !existsSync(`${root}${file}`))).toEqual([]);
+    const unnamed = sources.filter(
+      (file) =>
+        !file.startsWith("src/core/") &&
+        file !== "src/auth/policies.ts" &&
+        !named.includes(file) &&
+        STATEMENT.test(codeOf(`${root}${file}`)),
+    );
+    expect(unnamed).toEqual([]);
+  });
+
+  it('marks each system write "System write" where it is defined, as ARCHITECTURE.md promises', () => {
+    const architecture = readFileSync(`${root}ARCHITECTURE.md`, "utf8");
+    const unmarked = filesNamedIn(architecture, "System writes").filter(
+      (file) => !readFileSync(`${root}${file}`, "utf8").includes("System write"),
+    );
+    expect(unmarked).toEqual([]);
   });
 
   it("writes pg_notify only in src/db/channels.ts, the change bus's one list of channels", () => {
@@ -149,5 +199,26 @@ describe("the checks themselves fail when they should", () => {
     } finally {
       rmSync(tree, { recursive: true, force: true });
     }
+  });
+
+  it("reads the files a table of ARCHITECTURE.md names, and finds a statement in a file none names", () => {
+    const markdown = [
+      "## System writes",
+      "| where | what |",
+      "|---|---|",
+      "| `src/catalogue/store.ts`, `import.ts` | the import |",
+      "| `src/devices/state.ts` `recordState` | a report |",
+      "## Reads outside the planner",
+      "| `src/auth/caller.ts` `fromApiKey` | a key |",
+    ].join("\n");
+    expect(filesNamedIn(markdown, "System writes")).toEqual([
+      "src/catalogue/store.ts",
+      "src/catalogue/import.ts",
+      "src/devices/state.ts",
+    ]);
+    expect(filesNamedIn(markdown, "Reads outside the planner")).toEqual(["src/auth/caller.ts"]);
+    expect(STATEMENT.test('db.query({ text: `SELECT "id" FROM "user"`, values: [] })')).toBe(true);
+    expect(STATEMENT.test('sql`UPDATE "device" SET "is_online" = false`')).toBe(true);
+    expect(STATEMENT.test("// Selects the rows: UPDATE them later")).toBe(false);
   });
 });

@@ -73,8 +73,10 @@ async function earlierJob(
 /**
  * A command as a job: the targets are found and checked as for a command answered at once (404,
  * 403), then the job, one pending result per device (a large job: its devices' ids, for its first
- * lane to write the results from) and the lanes that will run them are committed together. The same actor's retry with the same key gets the job it made the first time;
- * the same key with another request is refused (earlierJob).
+ * lane to write the results from) and the lanes that will run them are committed together. The
+ * same actor's retry with the same key gets the job it made the first time; the same key with
+ * another request is refused (earlierJob). System write: the job's rows are the server's record of
+ * the caller's command; the caller's only write to them is a cancel, through the write core.
  */
 export async function submitCommandJob(
   input: ProxyInput,
