@@ -15,7 +15,7 @@ import { LoginThrottle, throttleOptionsFrom } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { ReadShape } from "./core/read.ts";
-import { StatementShapes } from "./core/statement-shapes.ts";
+import { StatementCache } from "./core/statement-cache.ts";
 import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
@@ -112,14 +112,14 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   useRequestLog(app, deps.logger);
   useBodyLimits(app);
   useUnitOfWork(app);
-  // Compiled reads by shape, shared by the OData and GraphQL surfaces (core/statement-shapes.ts).
-  const compiled = {
-    urls: new StatementShapes<UrlShapeRead>(),
-    queries: new StatementShapes<ReadShape>(),
+  // The statement caches, shared by the OData and GraphQL surfaces (core/statement-cache.ts).
+  const statementCaches = {
+    urls: new StatementCache<UrlShapeRead>(),
+    queries: new StatementCache<ReadShape>(),
   };
   const graphqlAnswers = { database: 0, executor: 0 };
   const metrics = useMetrics(app, {
-    statementShapes: { odata_url: compiled.urls, query: compiled.queries },
+    statementCaches: { odata_url: statementCaches.urls, query: statementCaches.queries },
     graphqlAnswers,
     db: deps.db,
     model: deps.model,
@@ -170,7 +170,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       unboundedRows: deps.config.ODATA_UNBOUNDED_ROWS,
       maxExpandDepth: deps.config.ODATA_MAX_EXPAND_DEPTH,
     },
-    compiled,
+    statementCaches,
   });
   const keys = new KeyBox(
     await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),
@@ -217,7 +217,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     logger: deps.logger,
     callerOf: (request) => callerOf(request, authenticator),
     resolveCredential: (credential) => authenticator.resolve(credential),
-    compiled: compiled.queries,
+    statementCache: statementCaches.queries,
     answers: graphqlAnswers,
   });
   deviceRoutes(app, {

@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { citesIn, missingCites } from "./support/comment-cites.ts";
 import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
@@ -35,6 +38,34 @@ const layers: Record<string, readonly string[]> = {
 };
 
 const MAX_LINES = 400;
+
+/** Text that is an SQL statement (or a subquery of one): the checks below find where they are written. */
+const STATEMENT = /\b(?:SELECT|INSERT INTO|DELETE FROM)\b|\bUPDATE\s+"/;
+
+/**
+ * The files the table of a section of ARCHITECTURE.md names in its first column: each `src/…` path,
+ * and each bare `x.ts` beside the path before it in the same cell.
+ */
+function filesNamedIn(markdown: string, heading: string): string[] {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith(`${heading}\n`)) ?? "";
+  const named: string[] = [];
+  for (const row of section.split("\n").filter((line) => line.startsWith("| `"))) {
+    let folder: string | undefined;
+    for (const [, path] of (row.split("|")[1] ?? "").matchAll(/`([^`]+)`/g)) {
+      if (path?.startsWith("src/")) {
+        named.push(path);
+        folder = dirname(path);
+      } else if (path && folder && /^[\w.-]+\.ts$/.test(path)) named.push(`${folder}/${path}`);
+    }
+  }
+  return named;
+}
+
+/** A source file without its comments: what it runs, not what it says. */
+const codeOf = (path: string) =>
+  readFileSync(path, "utf8")
+    .replaceAll(/\/\*[\s\S]*?\*\//g, "")
+    .replaceAll(/(^|\s)\/\/.*$/gm, "$1");
 const root = fileURLToPath(new URL("..", import.meta.url));
 const graph = importGraph(root, ["src", "bench"], ["src/generated"]);
 const sources = [...graph.keys()].filter((file) => file.startsWith("src/"));
@@ -54,6 +85,52 @@ describe("the boundaries of src/", () => {
       (file) => readFileSync(`${root}${file}`, "utf8").split("\n").length > MAX_LINES,
     );
     expect(long).toEqual([]);
+  });
+
+  it("cites in its comments only files that exist (src/, test/ and bench/)", () => {
+    expect(missingCites(root, ["src", "test", "bench"])).toEqual([]);
+  });
+
+  it("writes SQL statements only in the core, the predicates and the files ARCHITECTURE.md's tables name", () => {
+    const architecture = readFileSync(`${root}ARCHITECTURE.md`, "utf8");
+    const named = [
+      ...filesNamedIn(architecture, "System writes"),
+      ...filesNamedIn(architecture, "Reads outside the planner"),
+    ];
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter((file) => !existsSync(`${root}${file}`))).toEqual([]);
+    const unnamed = sources.filter(
+      (file) =>
+        !file.startsWith("src/core/") &&
+        file !== "src/auth/policies.ts" &&
+        !named.includes(file) &&
+        STATEMENT.test(codeOf(`${root}${file}`)),
+    );
+    expect(unnamed).toEqual([]);
+  });
+
+  it('marks each system write "System write" where it is defined, as ARCHITECTURE.md promises', () => {
+    const architecture = readFileSync(`${root}ARCHITECTURE.md`, "utf8");
+    const unmarked = filesNamedIn(architecture, "System writes").filter(
+      (file) => !readFileSync(`${root}${file}`, "utf8").includes("System write"),
+    );
+    expect(unmarked).toEqual([]);
+  });
+
+  it("writes pg_notify only in src/db/channels.ts, the change bus's one list of channels", () => {
+    const writers = sources.filter(
+      (file) => file !== "src/db/channels.ts" && /pg_notify\s*\(/.test(codeOf(`${root}${file}`)),
+    );
+    expect(writers).toEqual([]);
+  });
+
+  it("lets a command answered at once (proxy/command.ts) and a job (proxy/jobs/) share types, not import each other", () => {
+    const jobs = sources.filter((file) => file.startsWith("src/proxy/jobs/"));
+    const crossing = [
+      ...jobs.filter((file) => graph.get(file)?.includes("src/proxy/command.ts")),
+      ...(graph.get("src/proxy/command.ts") ?? []).filter((file) => file.startsWith("src/proxy/jobs/")),
+    ];
+    expect(crossing).toEqual([]);
   });
 
   it("reads the import statements it checks: every src file is seen, with its imports", () => {
@@ -94,5 +171,54 @@ describe("the checks themselves fail when they should", () => {
     expect(forbiddenImports(unknown, layers)).toEqual([
       "src/jobs/run.ts: layer 'jobs' is not in the layer table",
     ]);
+  });
+
+  it("finds a comment citing a file that is gone, but not another project's file", () => {
+    // Written without two slashes in a row, so that this file's own comments do not cite these.
+    const comment = "/".repeat(2);
+    const text = [
+      `${comment} Each surface maps these (src/core/database-errors.ts).`,
+      `const x = 1; ${comment} as ./statement-cache.ts keeps them`,
+      `${comment} open-balena-api answers it so (src/features/api-keys/lib.ts; ours: src/auth/keys.ts).`,
+    ].join("\n");
+    expect(citesIn(text, new Set(["core", "auth"]))).toEqual([
+      { line: 1, path: "src/core/database-errors.ts" },
+      { line: 2, path: "./statement-cache.ts" },
+      { line: 3, path: "src/auth/keys.ts" },
+    ]);
+    const tree = mkdtempSync(join(tmpdir(), "fleetgate-cites-"));
+    try {
+      mkdirSync(join(tree, "src", "core"), { recursive: true });
+      mkdirSync(join(tree, "src", "auth"));
+      writeFileSync(join(tree, "src", "core", "here.ts"), `${text}\n`);
+      expect(missingCites(tree, ["src"])).toEqual([
+        "src/core/here.ts:1 cites src/core/database-errors.ts",
+        "src/core/here.ts:2 cites ./statement-cache.ts",
+        "src/core/here.ts:3 cites src/auth/keys.ts",
+      ]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  it("reads the files a table of ARCHITECTURE.md names, and finds a statement in a file none names", () => {
+    const markdown = [
+      "## System writes",
+      "| where | what |",
+      "|---|---|",
+      "| `src/catalogue/store.ts`, `import.ts` | the import |",
+      "| `src/devices/state.ts` `recordState` | a report |",
+      "## Reads outside the planner",
+      "| `src/auth/caller.ts` `fromApiKey` | a key |",
+    ].join("\n");
+    expect(filesNamedIn(markdown, "System writes")).toEqual([
+      "src/catalogue/store.ts",
+      "src/catalogue/import.ts",
+      "src/devices/state.ts",
+    ]);
+    expect(filesNamedIn(markdown, "Reads outside the planner")).toEqual(["src/auth/caller.ts"]);
+    expect(STATEMENT.test('db.query({ text: `SELECT "id" FROM "user"`, values: [] })')).toBe(true);
+    expect(STATEMENT.test('sql`UPDATE "device" SET "is_online" = false`')).toBe(true);
+    expect(STATEMENT.test("// Selects the rows: UPDATE them later")).toBe(false);
   });
 });

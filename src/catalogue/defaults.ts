@@ -23,8 +23,10 @@ export async function defaultCatalogue(): Promise<CatalogueEntry[]> {
 
 /**
  * Adds the shipped device types (and their host OS fleets) on the first start of a database, and
- * does nothing afterwards (one statement). Entries never replace what is there: a slug or alias already taken (by a file
- * imported before the first start) keeps its device type. Answers how many device types it added.
+ * does nothing afterwards (one statement). Entries never replace what is there: a slug or alias
+ * already taken (by a file imported before the first start) keeps its device type. Answers how many
+ * device types it added. System write: the server's first-start catalogue and its marker in
+ * `setting`, which is not a resource.
  * `hostFleets: false` leaves the host OS fleets to the caller (the demo seed makes them after its
  * own fleets, so those keep the first ids).
  */

@@ -6,7 +6,8 @@ import { saveEntries } from "./store.ts";
 /**
  * Loads a catalogue file in one transaction: entries are created or replaced by slug, device types
  * the file does not name stay as they are. An invalid file, or an alias another device type holds,
- * changes nothing.
+ * changes nothing. System write: an operator's import (the CLI), validated whole by the catalogue's
+ * schema (store.ts).
  */
 export async function importCatalogue(db: Database, json: unknown): Promise<{ deviceTypes: number }> {
   const { entries, pathOf } = parseCatalogueFile(json);

@@ -1,5 +1,5 @@
 import type { Literal, ODataQuery } from "./query.ts";
-import type { Slot } from "./statement-shapes.ts";
+import type { Slot } from "./statement-cache.ts";
 
 // The shape of a query tree: the tree with the literals a client varies from request to request
 // cut out. Only literals that stand for a value on their own are: a key's values, and a literal

@@ -5,7 +5,7 @@ import type { ReadPlan } from "./plan-types.ts";
 import type { ODataQuery } from "./query.ts";
 import { queryShape, withSlotValues } from "./query-shape.ts";
 import { compileRead } from "./sql/compile.ts";
-import type { StatementShapes } from "./statement-shapes.ts";
+import type { StatementCache } from "./statement-cache.ts";
 
 /** What the statement of a read answers: rows (`body`, and `count` with an inline count) or a count. */
 export interface ReadShape {
@@ -15,14 +15,14 @@ export interface ReadShape {
 }
 
 /** Compiled reads by query shape (./query-shape.ts), with what each statement answers. */
-export type CompiledReads = StatementShapes<ReadShape>;
+export type QueryStatementCache = StatementCache<ReadShape>;
 
 export interface ReadContext extends PlanContext {
   readonly db: Executor;
   /** The cost and depth limits, checked before the statement runs when given. */
   readonly limits?: ReadLimits;
   /** Reuses the statements of queries of the same shape, for callers whose permissions have a `cacheKey`. */
-  readonly compiled?: CompiledReads;
+  readonly statementCache?: QueryStatementCache;
 }
 
 /** A read statement, ready to run, and whether it reads rows or counts them. */
@@ -51,12 +51,12 @@ function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): Comp
  * caller read one before, else planned and compiled (and learnt).
  */
 export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">): CompiledRead {
-  const { compiled, permissions } = context;
-  if (!compiled || permissions.cacheKey === undefined) return compileFresh(query, context);
+  const { statementCache, permissions } = context;
+  if (!statementCache || permissions.cacheKey === undefined) return compileFresh(query, context);
   const shape = queryShape(query);
   // Everything else the statement depends on: the caller, the format, a system read, the limits.
   const key = `${permissions.cacheKey}\n${context.format}\n${context.system === true}\n${JSON.stringify(context.limits)}\n${shape.key}`;
-  const { statement, extra } = compiled.compile(key, shape.slots, (values) => {
+  const { statement, extra } = statementCache.compile(key, shape.slots, (values) => {
     const fresh = compileFresh(values ? withSlotValues(query, values) : query, context);
     return { statement: fresh.statement, extra: { kind: fresh.kind, inlineCount: fresh.inlineCount } };
   });

@@ -1,5 +1,5 @@
-// What can go wrong between us and the database that is not the statement's own fault. The HTTP and
-// GraphQL surfaces map these (src/http/database-errors.ts); nothing here knows about HTTP.
+// What can go wrong between us and the database that is not the statement's own fault. The core's
+// error table maps these for every surface (src/core/client-errors.ts); nothing here knows about HTTP.
 
 /** A statement ran past its `statement_timeout` and PostgreSQL stopped it. */
 export class StatementTimeout extends Error {

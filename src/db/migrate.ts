@@ -40,7 +40,8 @@ export function readMigrations(dir = migrationsDir): Migration[] {
 
 /**
  * Applies every pending migration, each in its own transaction under the advisory lock,
- * and returns the names applied. A migration that fails leaves nothing behind.
+ * and returns the names applied. A migration that fails leaves nothing behind. System write: the
+ * migrator's own table, and the migrations' SQL.
  */
 export async function migrate(db: Database, migrations = readMigrations()): Promise<string[]> {
   if (await allApplied(db, migrations)) return [];

@@ -2,9 +2,9 @@ import { z } from "zod";
 import type { KeyBox } from "../auth/key-box.ts";
 import type { UpdateStatus } from "../core/write/rules/device.ts";
 import { releaseWithCommit } from "../core/write/rules/release.ts";
+import { channels, devicePayload, notify } from "../db/channels.ts";
 import type { Executor } from "../db/database.ts";
 import { ident, join, param, sql, toStatement } from "../db/sql.ts";
-import { channels, devicePayload, notify } from "../events/channels.ts";
 
 const count = z
   .number()

@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
+import type { Channel } from "../db/channels.ts";
 import type { Database } from "../db/database.ts";
-import type { Channel } from "./channels.ts";
 
 export type Handler = (payload: string) => void;
 

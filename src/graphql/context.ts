@@ -3,12 +3,12 @@ import type { Authenticated, Caller } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
 import type { CombinedStatements } from "../core/combined-reads.ts";
-import type { CompiledReads } from "../core/read.ts";
+import type { QueryStatementCache } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
-import type { ProxyContext } from "../proxy/command.ts";
+import type { CommandDeps } from "../proxy/types.ts";
 import type { CredentialWatch } from "./credential-watch.ts";
 import type { RowLoaders } from "./loaders.ts";
 import type { RootReads } from "./root-reads.ts";
@@ -40,7 +40,7 @@ export interface GraphQLCore {
   readonly graph: GraphQLModel;
   readonly selection: SelectionPlanner;
   /** The proxy's fixed dependencies; the caller's permissions are added per request. */
-  readonly proxy: Omit<ProxyContext, "permissions" | "actor">;
+  readonly proxy: CommandDeps;
   /** A write changed users or keys: cached credentials must be looked up again. */
   readonly identitiesChanged: () => void;
   /** The change bus the subscriptions listen to. */
@@ -48,7 +48,7 @@ export interface GraphQLCore {
   /** The credentials of open subscriptions, resolved again as they change. */
   readonly credentials: CredentialWatch;
   /** Compiled reads by query shape, shared with the OData surface. */
-  readonly compiled?: CompiledReads;
+  readonly statementCache?: QueryStatementCache;
   /** The statements of combined root reads; absent with GRAPHQL_ONE_STATEMENT=false. */
   readonly combined?: CombinedStatements;
 }

@@ -11,13 +11,13 @@ import type { ObjectSpec, Row } from "./types.ts";
 // operation run together as one SQL statement (root-reads.ts).
 
 export function readContext(context: GraphQLContext): ReadContext {
-  const { db, model, compiled } = context.core;
+  const { db, model, statementCache } = context.core;
   return {
     db,
     model,
     permissions: access(context).permissions,
     format: "v4",
-    ...(compiled ? { compiled } : {}),
+    ...(statementCache ? { statementCache } : {}),
   };
 }
 
@@ -93,7 +93,6 @@ export function countQuery(
   return { resource, count: true, options: filter ? { filter } : {} };
 }
 
-/** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */
 // GraphQL name → field name of each object's fields and links, made once per object.
 const fieldNames = new WeakMap<ObjectSpec, Map<string, string>>();
 
@@ -109,6 +108,7 @@ function fieldNamesOf(spec: ObjectSpec): Map<string, string> {
   return names;
 }
 
+/** The key among the arguments (`device(uuid: "…")`): exactly one of the resource's keys, whole. */
 export function keyOf(spec: ObjectSpec, resourceKeys: readonly (readonly string[])[], args: Row): Key {
   const given = Object.entries(args).filter(([, value]) => value !== undefined && value !== null);
   const names = fieldNamesOf(spec);

@@ -1,9 +1,10 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../core/query.ts";
+import { finalJobStatuses } from "../core/write/rules/command-job.ts";
+import { type Channel, channels, parseDeviceChange, parseId } from "../db/channels.ts";
 import { NotFound } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import { ChangeStream, defaultLimits } from "../events/change-stream.ts";
-import { type Channel, channels, parseDeviceChange, parseId } from "../events/channels.ts";
 import type { Builder } from "./builder.ts";
 import { access, type GraphQLContext } from "./context.ts";
 import { followCaller } from "./live-caller.ts";
@@ -18,7 +19,7 @@ import type { WhereInput } from "./where.ts";
 // that come back. A row the caller may not read never reaches them, not even as an id.
 
 // A command job's statuses after which nothing changes (issue 23).
-const finalStatuses = new Set(["succeeded", "partially_failed", "failed", "cancelled"]);
+const finalStatuses: ReadonlySet<string> = new Set(finalJobStatuses);
 // The job's status, read under a key no GraphQL field has, whatever the client selected.
 const STATUS_KEY = "$status";
 const FAILURE_KEY = "$failure";

@@ -1,13 +1,13 @@
-import { Forbidden } from "../errors.ts";
-import { type DeviceResult, type ProxyInput, proxyCommand } from "../proxy/command.ts";
-import { checkIdempotencyKey, submitCommandJob } from "../proxy/jobs/submit.ts";
+import { type Delivery, sendCommand, senderOf } from "../proxy/send-command.ts";
+import type { DeviceResult, ProxyInput } from "../proxy/types.ts";
 import type { Builder } from "./builder.ts";
 import { type GraphQLContext, writer } from "./context.ts";
 import type { ObjectRef } from "./objects.ts";
 import type { Row } from "./types.ts";
 
-// Remote control: each field is one call of the proxy's core function (the same one behind
-// POST /supervisor/<path>), so targeting, permissions, version gating and the audit are shared.
+// Remote control: each field is one call of the proxy's sendCommand (the same one behind
+// POST /supervisor/<path>), so who may send, now or as a job, targeting, permissions, version gating
+// and the audit are shared.
 
 interface Command {
   readonly path: string;
@@ -100,41 +100,25 @@ interface Outcome {
   readonly job?: number;
 }
 
-/** How a mutation is sent: at once, or as a job (as `Prefer: respond-async` on POST /supervisor/<path>). */
-interface Delivery {
-  readonly async?: boolean | null;
-  readonly idempotencyKey?: string | null;
-}
-
 async function command(
   context: GraphQLContext,
   target: Row,
   input: Omit<ProxyInput, "uuid" | "deviceId" | "appId">,
   delivery: Delivery = {},
 ): Promise<Outcome> {
-  const { caller, permissions } = writer(context);
-  // A user's session or named key; never a device's or a fleet's key (as POST /supervisor/<path>).
-  if (caller.kind !== "user") throw new Forbidden("Only users may send commands to devices");
-  const { actor } = caller;
+  const sender = senderOf(writer(context).caller);
   const proxyInput: ProxyInput = {
     ...input,
     uuid: target.uuid ?? undefined,
     deviceId: target.deviceId ?? undefined,
     appId: target.appId ?? undefined,
   };
-  const proxy = { ...context.core.proxy, permissions, actor };
-  if (delivery.async && proxy.jobs) {
-    const job = await submitCommandJob(
-      proxyInput,
-      checkIdempotencyKey(delivery.idempotencyKey ?? undefined),
-      {
-        ...proxy,
-        jobs: proxy.jobs,
-      },
-    );
+  const sent = await sendCommand(sender, proxyInput, delivery, context.core.proxy);
+  if ("job" in sent) {
+    const { job } = sent;
     return { targets: Number(job.targeted_count), succeeded: 0, failed: 0, results: [], job: job.id };
   }
-  const results = await proxyCommand(proxyInput, proxy);
+  const { results } = sent;
   const succeeded = results.filter((result) => result.ok).length;
   return { targets: results.length, succeeded, failed: results.length - succeeded, results };
 }

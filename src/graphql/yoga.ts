@@ -20,7 +20,7 @@ import type { Logger } from "pino";
 import { type Caller, credentialOf, type Resolution } from "../auth/caller.ts";
 import type { Config } from "../config.ts";
 import { CombinedStatements } from "../core/combined-reads.ts";
-import type { CompiledReads } from "../core/read.ts";
+import type { QueryStatementCache } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
@@ -52,7 +52,7 @@ export interface GraphQLDeps {
   /** A credential resolved as a new request's would be, bypassing the cache: open subscriptions recheck theirs. */
   readonly resolveCredential: (credential: string) => Promise<Resolution>;
   /** Compiled reads by query shape, shared with the OData surface. */
-  readonly compiled?: CompiledReads;
+  readonly statementCache?: QueryStatementCache;
   /** Counts the operations that ran, by what answered them (/metrics). */
   readonly answers?: GraphQLAnswers;
 }
@@ -202,7 +202,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       events: deps.events,
       logger: deps.logger,
     }),
-    ...(deps.compiled ? { compiled: deps.compiled } : {}),
+    ...(deps.statementCache ? { statementCache: deps.statementCache } : {}),
     ...(config.GRAPHQL_ONE_STATEMENT ? { combined: new CombinedStatements() } : {}),
   };
   const schema = buildSchema(graph);

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { ThrottleEvents } from "../auth/throttle.ts";
-import type { ShapeStats } from "../core/statement-shapes.ts";
+import type { StatementCacheStats } from "../core/statement-cache.ts";
 import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
@@ -35,8 +35,8 @@ export interface MetricsDeps {
   readonly token: string | undefined;
   /** Every outcome of a proxy call, so each reads 0 before it first happens. */
   readonly proxyOutcomes: readonly string[];
-  /** The compiled statements by shape, by cache (OData URLs, query trees). */
-  readonly statementShapes: Readonly<Record<string, { readonly stats: ShapeStats }>>;
+  /** The statement caches, by name (OData URLs, query trees). */
+  readonly statementCaches: Readonly<Record<string, { readonly stats: StatementCacheStats }>>;
   /** GraphQL operations that ran, by what answered them (src/graphql/answer.ts). */
   readonly graphqlAnswers: { readonly database: number; readonly executor: number };
 }
@@ -73,7 +73,7 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
   });
 
   poolMetrics(deps.db, registers);
-  statementShapeMetrics(deps.statementShapes, registers);
+  statementCacheMetrics(deps.statementCaches, registers);
   new Counter({
     name: "fleetgate_graphql_operations_total",
     help: "GraphQL operations over HTTP that ran, by what answered them: database (the statement wrote the whole answer) or executor (the resolvers)",
@@ -168,7 +168,7 @@ function bearerMatches(header: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-function statementShapeMetrics(caches: MetricsDeps["statementShapes"], registers: Registry[]): void {
+function statementCacheMetrics(caches: MetricsDeps["statementCaches"], registers: Registry[]): void {
   new Counter({
     name: "fleetgate_statement_cache_lookups_total",
     help: "Reads whose shape had a compiled statement (hit) or not (miss: planned and compiled), by cache: odata_url (a hit skips parsing too) or query",

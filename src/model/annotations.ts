@@ -186,11 +186,6 @@ const reportedDeviceFields = [
   "custom_longitude",
 ] as const;
 
-/**
- * What callers may write, per resource. Everything else (ids, created_at, actor, a device's VPN and
- * heartbeat state, where the cloud reaches its supervisor) is the server's. A resource missing here
- * is read-only.
- */
 /** A tag or a variable: its owner, key and value are set on creation; the key and value change later. */
 const keyValue = (owner: string, key: string): Writability => ({
   create: [owner, key, "value"],
@@ -199,6 +194,11 @@ const keyValue = (owner: string, key: string): Writability => ({
   deletable: true,
 });
 
+/**
+ * What callers may write, per resource. Everything else (ids, created_at, actor, a device's VPN and
+ * heartbeat state, where the cloud reaches its supervisor) is the server's. A resource missing here
+ * is read-only.
+ */
 export const writableFields: Record<string, Writability> = {
   application: {
     // balena-sdk 23 sends a uuid of the client's choosing (application.create({uuid})), and the

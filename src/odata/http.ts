@@ -26,7 +26,7 @@ export interface ODataDeps {
   /** The cost and depth limits of a read. */
   readonly limits: ReadLimits;
   /** Compiled reads by URL and by query shape (read.ts). */
-  readonly compiled?: ReadContext["compiled"];
+  readonly statementCaches?: ReadContext["statementCaches"];
 }
 
 /** pinejs answers a write the caller may not make with 401 "Unauthorized"; its clients rely on it. */
@@ -68,7 +68,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           versions: deps.versions,
           permissions,
           limits: deps.limits,
-          compiled: deps.compiled,
+          statementCaches: deps.statementCaches,
         },
       );
       return reply.type(result.contentType).headers(result.headers).send(result.body);

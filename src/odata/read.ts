@@ -3,12 +3,12 @@ import { defaultReadLimits, type ReadLimits } from "../core/limits.ts";
 import type { Format } from "../core/plan-types.ts";
 import {
   type CompiledRead,
-  type CompiledReads,
   compileQuery,
+  type QueryStatementCache,
   type ReadShape,
   runRead,
 } from "../core/read.ts";
-import type { Slot, StatementShapes } from "../core/statement-shapes.ts";
+import type { Slot, StatementCache } from "../core/statement-cache.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
@@ -25,7 +25,7 @@ export interface UrlShapeRead extends ReadShape {
 }
 
 /** Compiled reads by URL shape (./shape.ts): a hit skips parsing too. */
-export type CompiledUrls = StatementShapes<UrlShapeRead>;
+export type UrlStatementCache = StatementCache<UrlShapeRead>;
 
 export interface ReadContext {
   readonly db: Executor;
@@ -35,7 +35,7 @@ export interface ReadContext {
   /** The cost and depth limits; `defaultReadLimits` when left out. */
   readonly limits?: ReadLimits;
   /** Statements by URL shape and by query shape, for callers whose permissions have a `cacheKey`. */
-  readonly compiled?: { readonly urls: CompiledUrls; readonly queries: CompiledReads };
+  readonly statementCaches?: { readonly urls: UrlStatementCache; readonly queries: QueryStatementCache };
 }
 
 export interface ReadRequest {
@@ -56,7 +56,7 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
     permissions: context.permissions,
     format,
     limits: context.limits ?? defaultReadLimits,
-    ...(context.compiled ? { compiled: context.compiled.queries } : {}),
+    ...(context.statementCaches ? { statementCache: context.statementCaches.queries } : {}),
   });
   return { ...read, format, resource: asked.resource };
 }
@@ -76,12 +76,12 @@ function urlSlots(url: string): { shape: UrlShape; slots: Slot[] } | undefined {
 
 /** The compiled read of a request: by its URL's shape when this caller read that shape before. */
 function compileByShape(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
-  const { compiled, permissions } = context;
-  const url = compiled && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
-  if (!compiled || !url) return compile(request, context);
+  const { statementCaches, permissions } = context;
+  const url = statementCaches && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
+  if (!statementCaches || !url) return compile(request, context);
   // Everything else a statement depends on: the version, the caller, the negotiated headers.
   const key = `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${url.shape.key}`;
-  const { statement, extra } = compiled.urls.compile(key, url.slots, (values) => {
+  const { statement, extra } = statementCaches.urls.compile(key, url.slots, (values) => {
     const { statement, ...extra } = compile(
       values ? { ...request, url: withLiterals(url.shape, values) } : request,
       context,

@@ -1,5 +1,5 @@
 // A URL's shape: the URL with the literal values a client varies from request to request cut out,
-// so requests that differ only in those values share one compiled statement (./statement-cache.ts).
+// so requests that differ only in those values share one compiled statement (../core/statement-cache.ts).
 // Deliberately narrow: only literals whose meaning cannot depend on their value are cut out, and a
 // URL with anything unusual in a literal has no shape (it takes the full path). Whether a shape's
 // literals really are plain bound values is proven when its statement is learnt, not assumed here.

@@ -1,37 +1,8 @@
-import type { Permissions } from "../auth/permissions.ts";
-import type { Database } from "../db/database.ts";
-import type { Model } from "../model/types.ts";
 import { recordCommand } from "./audit.ts";
-import { callDevices, checkCommand, type DeviceCallContext, type DeviceResult } from "./device-call.ts";
-import type { CommandJobs } from "./jobs/queue.ts";
-import { outcomeOf, type ProxyOutcome } from "./outcome.ts";
-import { findTargets, type TargetKeys } from "./targets.ts";
-
-export { type DeviceResult, methods } from "./device-call.ts";
-
-export interface ProxyInput extends TargetKeys {
-  /** The supervisor path: `/v1/reboot`, `/ping`. */
-  readonly path: string;
-  readonly method?: unknown;
-  readonly data?: unknown;
-  /**
-   * The command addresses each device's own fleet (the supervisor's app): `:appId` in the path and
-   * `appId` in the data become the fleet id of the device it is sent to.
-   */
-  readonly appScoped?: boolean;
-}
-
-export interface ProxyContext extends DeviceCallContext {
-  readonly db: Database;
-  readonly model: Model;
-  readonly permissions: Permissions;
-  readonly actor: number;
-  readonly concurrency: number;
-  /** Told each command's per-device outcomes (/metrics). */
-  readonly observe?: (outcomes: readonly ProxyOutcome[]) => void;
-  /** The job queue, for commands sent as jobs (`Prefer: respond-async`); none: refused. */
-  readonly jobs?: CommandJobs;
-}
+import { callDevices, checkCommand } from "./device-call.ts";
+import { outcomeOf } from "./outcome.ts";
+import { findTargets } from "./targets.ts";
+import type { DeviceResult, ProxyContext, ProxyInput } from "./types.ts";
 
 /**
  * One command, many devices, answered at once: finds the targets (./targets.ts), calls each

@@ -1,42 +1,10 @@
-import type { KeyBox } from "../auth/key-box.ts";
 import { BadRequest } from "../errors.ts";
 import { versionProblem } from "./endpoint-versions.ts";
 import { type CallOutcome, callSupervisor, type DeviceCall, fanOut } from "./fan-out.ts";
-import type { NetworkGuard } from "./network-guard.ts";
 import type { TargetDevice } from "./targets.ts";
+import type { DeviceCallContext, DeviceResult, SupervisorCommand } from "./types.ts";
 
 export const methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"] as const;
-
-/** What is sent to each device, checked once: the same for a command answered at once and for a job. */
-export interface SupervisorCommand {
-  readonly method: string;
-  /** The supervisor path as given: `/v1/reboot`, `/v1/apps/:appId/stop`. */
-  readonly path: string;
-  readonly data: object | undefined;
-  /**
-   * The command addresses each device's own fleet (the supervisor's app): `:appId` in the path and
-   * `appId` in the data become the fleet id of the device it is sent to.
-   */
-  readonly appScoped: boolean;
-}
-
-export interface DeviceResult {
-  readonly deviceId: number;
-  readonly uuid: string;
-  /** The device's answer; 502/504 when it could not be reached, 501 when its supervisor lacks the endpoint. */
-  readonly statusCode: number;
-  readonly ok: boolean;
-  readonly body: unknown;
-  readonly contentType?: string;
-  readonly error?: string;
-}
-
-/** How the proxy reaches devices: their keys, the networks it may call, how long one may take. */
-export interface DeviceCallContext {
-  readonly keys: KeyBox;
-  readonly guard: NetworkGuard;
-  readonly timeoutMs: number;
-}
 
 const NOT_IMPLEMENTED = 501;
 const BAD_GATEWAY = 502;

@@ -1,4 +1,5 @@
 import { Agent, request } from "node:http";
+import pLimit from "p-limit";
 
 export interface DeviceCall {
   readonly address: string;
@@ -96,25 +97,7 @@ export function callSupervisor(target: DeviceCall, options: CallOptions): Promis
   });
 }
 
-/** Runs `work` on every item, at most `concurrency` at once; the answers come back in the items' order. */
-export async function inPool<T, R>(
-  items: readonly T[],
-  concurrency: number,
-  work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const answers: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      answers[index] = await work(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, concurrency), items.length) }, worker));
-  return answers;
-}
-
 /** Calls every target, at most `concurrency` at once; the outcomes come back in the targets' order. */
 export function fanOut(targets: readonly DeviceCall[], options: FanOutOptions): Promise<CallOutcome[]> {
-  return inPool(targets, options.concurrency, (target) => callSupervisor(target, options));
+  return pLimit(Math.max(1, options.concurrency)).map(targets, (target) => callSupervisor(target, options));
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { permissionsFor } from "../auth/policies.ts";
 import { writableRowActor } from "../auth/writable-row.ts";
-import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
-import { type DeviceResult, proxyCommand } from "./command.ts";
-import type { ProxyDeps } from "./routes.ts";
+import { BadRequest, NotFound } from "../errors.ts";
+import { proxyCommand } from "./command.ts";
+import { httpSender, type ProxyDeps } from "./routes.ts";
 import { sendResults } from "./send-results.ts";
+import type { DeviceResult } from "./types.ts";
 
 // The restart routes balena-sdk calls outside /supervisor: `POST /application/:id/restart`
 // (application.restart, both lines) restarts the application on every online device of the fleet,
@@ -18,13 +18,11 @@ const isOk = (result: DeviceResult) => !result.error && result.statusCode >= 200
 export function restartRoutes(app: FastifyInstance, deps: ProxyDeps): void {
   const restart =
     (target: Target) => async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-      const caller = await deps.requireCaller(request);
-      if (caller.kind !== "user") throw new Unauthorized();
+      const sender = httpSender(await deps.requireCaller(request));
       const id = Number(request.params.id);
       if (!Number.isSafeInteger(id)) throw new BadRequest(`'${target}' id must be an integer`);
       // A fleet or device the caller cannot see is a 404 (the SDK's "not found"), one they cannot change a 401.
-      await writableRowActor(deps.db, deps.model, caller, target, id);
-      const context = { ...deps, permissions: permissionsFor(caller), actor: caller.actor };
+      await writableRowActor(deps.db, deps.model, sender.caller, target, id);
       const input = {
         path: "/v1/restart",
         data: {},
@@ -33,7 +31,8 @@ export function restartRoutes(app: FastifyInstance, deps: ProxyDeps): void {
       };
       let results: DeviceResult[];
       try {
-        results = await proxyCommand(input, context);
+        // Answered at once, never as a job: balena-sdk waits for the restart's answer.
+        results = await proxyCommand(input, { ...deps, ...sender });
       } catch (error) {
         // A fleet with no device online has nothing to restart; one device offline is the proxy's 404.
         if (target === "application" && error instanceof NotFound) results = [];

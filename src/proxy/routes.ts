@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Caller } from "../auth/caller.ts";
-import { permissionsFor } from "../auth/policies.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
-import { type ProxyContext, type ProxyInput, proxyCommand } from "./command.ts";
-import { checkIdempotencyKey, submitCommandJob } from "./jobs/submit.ts";
+import { NotAUser, type Sender, sendCommand, senderOf } from "./send-command.ts";
 import { sendResults } from "./send-results.ts";
+import type { CommandDeps, ProxyInput } from "./types.ts";
 
-export interface ProxyDeps extends Omit<ProxyContext, "permissions" | "actor"> {
+export interface ProxyDeps extends CommandDeps {
   readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;
 }
 
@@ -18,30 +17,35 @@ export function prefersAsync(prefer: string | string[] | undefined): boolean {
   );
 }
 
-/** `POST /supervisor/<path>`: the HTTP shell around proxyCommand (or submitCommandJob). */
+/** The sender of a command over HTTP: a caller who is not a user is pinejs's 401 here. */
+export function httpSender(caller: Caller): Sender {
+  try {
+    return senderOf(caller);
+  } catch (error) {
+    throw error instanceof NotAUser ? new Unauthorized() : error;
+  }
+}
+
+/** `POST /supervisor/<path>`: the HTTP shell around sendCommand. */
 export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
   app.post("/supervisor/*", async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = await deps.requireCaller(request);
-    // A session token or a user's named key; never a device's or a fleet's key.
-    if (caller.kind !== "user") throw new Unauthorized();
+    const sender = httpSender(await deps.requireCaller(request));
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (typeof body !== "object" || Array.isArray(body))
       throw new BadRequest("The body must be a JSON object");
     const path = (request.url.split("?")[0] ?? "").slice("/supervisor".length);
     const input: ProxyInput = { ...body, path };
-    const context = { ...deps, permissions: permissionsFor(caller), actor: caller.actor };
-    if (prefersAsync(request.headers.prefer) && deps.jobs) {
-      const job = await submitCommandJob(input, checkIdempotencyKey(request.headers["idempotency-key"]), {
-        ...context,
-        jobs: deps.jobs,
-      });
-      return reply
-        .code(202)
-        .header("Location", `/v6/command_job(${job.id})`)
-        .header("Preference-Applied", "respond-async")
-        .type("application/json")
-        .send(JSON.stringify(job));
-    }
-    return sendResults(reply, await proxyCommand(input, context));
+    const delivery = {
+      async: prefersAsync(request.headers.prefer),
+      idempotencyKey: request.headers["idempotency-key"],
+    };
+    const sent = await sendCommand(sender, input, delivery, deps);
+    if ("results" in sent) return sendResults(reply, sent.results);
+    return reply
+      .code(202)
+      .header("Location", `/v6/command_job(${sent.job.id})`)
+      .header("Preference-Applied", "respond-async")
+      .type("application/json")
+      .send(JSON.stringify(sent.job));
   });
 }

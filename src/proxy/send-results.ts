@@ -1,5 +1,5 @@
 import type { FastifyReply } from "fastify";
-import type { DeviceResult } from "./command.ts";
+import type { DeviceResult } from "./types.ts";
 
 /** A command's answer: one device's relayed as it is, several as 207 with each device's. */
 export function sendResults(reply: FastifyReply, results: readonly DeviceResult[]): FastifyReply {

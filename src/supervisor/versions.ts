@@ -1,7 +1,9 @@
+import { compare, gte, parse, type SemVer } from "semver";
+
 // Supervisor versions: which part of the device API a given supervisor has.
 // `fleetgate supervisor --supervisor-version X` serves exactly what X served.
 
-export type Version = readonly [number, number, number];
+export type Version = SemVer;
 
 export const CURRENT_SUPERVISOR_VERSION = "17.1.4";
 
@@ -29,17 +31,23 @@ export const FEATURE_SINCE = {
 
 export type Feature = keyof typeof FEATURE_SINCE;
 
-/** Parses `1.6`, `v6.5.0`, `17.1.4+rev2` into a triple; null when it is no version. */
+// The short forms supervisors were named by (`1.6`, `v6.5.0`) padded to SemVer's three parts.
+const SHORT = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?([-+].*)?$/;
+
+/**
+ * Parses `1.6`, `v6.5.0`, `17.1.4-beta`, `17.1.4+rev2`; null when it is no version. SemVer's order
+ * (the `semver` package): a prerelease comes before its release, build metadata counts for nothing.
+ */
 export function parseVersion(text: string): Version | null {
-  const match = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:[-+].*)?$/.exec(text.trim());
+  const match = SHORT.exec(text.trim());
   if (!match) return null;
-  return [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];
+  return parse(`${match[1]}.${match[2] ?? 0}.${match[3] ?? 0}${match[4] ?? ""}`, { loose: true });
 }
 
 export function compareVersions(a: Version, b: Version): number {
-  return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+  return compare(a, b);
 }
 
 export function hasFeature(version: Version, feature: Feature): boolean {
-  return compareVersions(version, parseVersion(FEATURE_SINCE[feature]) as Version) >= 0;
+  return gte(version, FEATURE_SINCE[feature]);
 }

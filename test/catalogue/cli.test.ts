@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { privateEntry, sampleCopy, setAt } from "./fixture.ts";
-import { sampleCatalogue } from "./sample-catalogue.ts";
+import { privateEntry, sampleCopy, setAt } from "../support/catalogue-fixture.ts";
+import { sampleCatalogue } from "../support/sample-catalogue.ts";
 
 const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 const run = promisify(execFile);

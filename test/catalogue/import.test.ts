@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importCatalogue } from "../../src/catalogue/import.ts";
+import { minimalEntry, privateEntry, sampleCopy, setAt } from "../support/catalogue-fixture.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { minimalEntry, privateEntry, sampleCopy, setAt } from "./fixture.ts";
 
 describe.each(databaseKinds)("catalogue import on %s", (kind) => {
   let test: TestDatabase;

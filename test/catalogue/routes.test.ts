@@ -2,10 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configDocumentSchema } from "../../src/catalogue/document.ts";
 import { importCatalogue } from "../../src/catalogue/import.ts";
+import { catalogueApp, privateEntry, userKey } from "../support/catalogue-fixture.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
+import { sampleCatalogue } from "../support/sample-catalogue.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { catalogueApp, privateEntry, userKey } from "./fixture.ts";
-import { sampleCatalogue } from "./sample-catalogue.ts";
 
 const publicSlugs = sampleCatalogue.map((entry) => entry.slug);
 

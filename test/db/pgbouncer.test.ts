@@ -6,8 +6,8 @@ import type { Database } from "../../src/db/database.ts";
 import { ConnectionFailed, QueryCancelled, StatementTimeout } from "../../src/db/failures.ts";
 import { openPostgres } from "../../src/db/postgres.ts";
 import { withCancellation } from "../../src/db/unit-of-work.ts";
-import { subscribe } from "../graphql/subscriptions-stream.ts";
 import { freshDatabase, type TestDatabase } from "../support/databases.ts";
+import { subscribe } from "../support/graphql-subscriptions.ts";
 import { type PgBouncer, pgbouncerBinary, startPgBouncer } from "../support/pgbouncer.ts";
 import { type RunningServer, startServer } from "../support/processes.ts";
 

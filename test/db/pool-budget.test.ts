@@ -4,16 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { loadConfig } from "../../src/config.ts";
 import { clientErrorOf } from "../../src/core/client-errors.ts";
+import { channels } from "../../src/db/channels.ts";
 import type { Database } from "../../src/db/database.ts";
 import { openPostgres, type PostgresOptions } from "../../src/db/postgres.ts";
 import { newUnitOfWork, withUnitOfWork } from "../../src/db/unit-of-work.ts";
-import { channels } from "../../src/events/channels.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
-import { type Subscription, subscribe } from "../graphql/subscriptions-stream.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 import { graphql } from "../support/graphql.ts";
+import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
 import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 import type { TestServer } from "../support/server.ts";
 

@@ -343,6 +343,8 @@ describe("the cloud proxy: POST /supervisor/<path>", () => {
       ["9.99.0", "/v2/cleanup-volumes", "10.0.0"],
       ["10.1.9", "/v2/journal-logs", "10.2.0"],
       ["11.3.9", "/v2/device/vpn", "11.4.0"],
+      // SemVer's order: a prerelease comes before its release.
+      ["11.4.0-beta.1", "/v2/device/vpn", "11.4.0"],
     ];
     for (const [version, path, needs] of cases) {
       await server.test.db.query({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { channels } from "../../src/db/channels.ts";
 import { createBus, type EventBus } from "../../src/events/bus.ts";
-import { channels } from "../../src/events/channels.ts";
 import { createLogger } from "../../src/logger.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 

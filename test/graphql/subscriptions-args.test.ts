@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type Result, type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { type Result, type Subscription, subscribe } from "./subscriptions-stream.ts";
 
 // Issue 27, item 4: a subscription's arguments hold whether they are written inline or passed as
 // variables (of any name), over both forms of SSE: POST with `Accept: text/event-stream` and

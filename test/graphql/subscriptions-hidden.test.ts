@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { type DatabaseKind, databaseKinds } from "../support/databases.ts";
+import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer } from "../support/server.ts";
-import { type Subscription, subscribe } from "./subscriptions-stream.ts";
 
 // Issue 27, item 3: no event from hidden changes. Two worlds differ only in rows a subscriber cannot
 // read: in the busy one, the public fleet has devices of its own organization that report state

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
+import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { type Subscription, subscribe } from "./subscriptions-stream.ts";
 
 // Issue 27, item 9: no lost events across reconnects. PostgreSQL drops the server's LISTEN
 // connection while devices report state; what they report before it listens again is NOTIFYed to

@@ -5,9 +5,9 @@ import type { EventBus } from "../../src/events/bus.ts";
 import { CredentialWatch } from "../../src/graphql/credential-watch.ts";
 import { createLogger } from "../../src/logger.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type Result, type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { type Result, type Subscription, subscribe } from "./subscriptions-stream.ts";
 
 // Issue 27, item 2: a subscription ends, with a last UNAUTHENTICATED error naming why, within 5 s
 // of its credential ending: an API key deleted or expired, a session ended by a password change, a

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CURRENT_SUPERVISOR_VERSION } from "../../src/supervisor/versions.ts";
 import type { FleetDevice } from "../support/fleet.ts";
 import { graphql } from "../support/graphql.ts";
+import { makeUser } from "../support/graphql-writes.ts";
 import type { TestServer } from "../support/server.ts";
-import { OLD_VERSION, type ProxiedFleets, startProxiedFleets } from "./supervisor-fleets.ts";
-import { makeUser } from "./write-helpers.ts";
+import { OLD_VERSION, type ProxiedFleets, startProxiedFleets } from "../support/supervisor-fleets.ts";
 
 // Remote control through GraphQL against real `fleetgate fleet` devices (supervisor-fleets.ts): every
 // supervisor mutation and query, partial failures, targeting, app-scoped commands, access and the audit.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { byId, makeUser, writeHelpers } from "../support/graphql-writes.ts";
 import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { byId, makeUser, writeHelpers } from "./write-helpers.ts";
 
 // Bulk GraphQL writes (updateDevices, deleteDevices, updateApplications, deleteApplications) with
 // `where`, dry runs, atomicity and permissions, mirroring test/odata/write-*.test.ts. Which rows a

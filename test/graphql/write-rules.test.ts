@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
+import { DEVICE, UPDATE_DEVICE, UPDATE_FLEET, writeHelpers } from "../support/graphql-writes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { DEVICE, UPDATE_DEVICE, UPDATE_FLEET, writeHelpers } from "./write-helpers.ts";
 
 // GraphQL updates and deletes by key and the write core's business rules (pins, moves, deactivation,
 // fleet commit and tracking, cascades), mirroring test/odata/write-*.test.ts: each mutation's answer is

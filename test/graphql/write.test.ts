@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
+import { DEVICE, FLEET, HEX32, writeHelpers } from "../support/graphql-writes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { DEVICE, FLEET, HEX32, writeHelpers } from "./write-helpers.ts";
 
 // GraphQL create mutations and input validation through the real server, mirroring
 // test/odata/write-*.test.ts: expectations are computed from the rows a test inserted, and effects are

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyBox } from "../../src/auth/key-box.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { parseExposition, type Sample, sampleValue } from "../support/prometheus.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { parseExposition, type Sample, sampleValue } from "./prometheus.ts";
 
 // Issue 21: a scrape after a few requests of every kind finds each family of the README's
 // "Operations" list with the right labels, and route templates, never URLs.

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compareVersions, parseVersion, type Version } from "../../src/supervisor/versions.ts";
 import {
   client,
   removeDir,
@@ -11,6 +12,7 @@ import {
 // /v1/device from 1.6, /v1/apps/:appId from 1.8, /v1/healthy from 6.5.0, host-config from
 // 6.6.0. Each boundary is checked on both sides; a missing endpoint is a 404 like any
 // unknown path (401 first without a key, as the auth middleware runs before routing).
+// SemVer's order: a prerelease of a version comes before it, so 6.5.0-beta has no /v1/healthy yet.
 
 const BOUNDARIES: [version: string, has: string[]][] = [
   ["1.0.9", []],
@@ -20,7 +22,9 @@ const BOUNDARIES: [version: string, has: string[]][] = [
   ["1.7.9", ["api", "device"]],
   ["1.8.0", ["api", "device", "apps"]],
   ["6.4.9", ["api", "device", "apps"]],
+  ["6.5.0-beta", ["api", "device", "apps"]],
   ["6.5.0", ["api", "device", "apps", "healthy"]],
+  ["6.5.0+rev2", ["api", "device", "apps", "healthy"]],
   ["6.5.9", ["api", "device", "apps", "healthy"]],
   ["6.6.0", ["api", "device", "apps", "healthy", "hostConfig"]],
   ["17.1.4", ["api", "device", "apps", "healthy", "hostConfig"]],
@@ -90,5 +94,23 @@ describe("fleetgate supervisor --supervisor-version", () => {
       const state = (await call("GET", "/v1/device")).json() as { supervisor_version: string };
       expect(state.supervisor_version).toBe(version);
     }
+  });
+});
+
+describe("supervisor versions", () => {
+  const version = (text: string) => parseVersion(text) as Version;
+
+  it("puts a prerelease before its release and ignores build metadata", () => {
+    expect(compareVersions(version("17.1.4-beta"), version("17.1.4"))).toBeLessThan(0);
+    expect(compareVersions(version("17.1.4-beta.2"), version("17.1.4-beta.10"))).toBeLessThan(0);
+    expect(compareVersions(version("17.1.4+rev2"), version("17.1.4"))).toBe(0);
+    expect(compareVersions(version("17.1.3"), version("17.1.4-beta"))).toBeLessThan(0);
+  });
+
+  it("reads the short forms and refuses what is no version", () => {
+    expect(version("1.6").version).toBe("1.6.0");
+    expect(version("v6.5.0").version).toBe("6.5.0");
+    expect(parseVersion("latest")).toBeNull();
+    expect(parseVersion("1.2.3.4")).toBeNull();
   });
 });

@@ -57,7 +57,7 @@ async function inTransaction<T>(db: Database, work: (tx: Executor) => Promise<T>
   try {
     return await db.transaction(work);
   } catch (error) {
-    // A database error travels as it is: each surface maps it once (src/core/database-errors.ts).
+    // A database error travels as it is: the one error table maps it (src/core/client-errors.ts).
     if (error instanceof DryRun) return error.outcome as T;
     throw error;
   }

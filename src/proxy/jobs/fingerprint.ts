@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { redactMembers } from "../../redact.ts";
-import type { SupervisorCommand } from "../device-call.ts";
+import type { SupervisorCommand } from "../types.ts";
 
 /** JSON with every object's members in name order: equal values, equal text. */
 function canonicalJson(value: unknown): string {

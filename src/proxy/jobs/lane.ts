@@ -1,9 +1,10 @@
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
-import { callDevice, type DeviceCallContext, type DeviceResult } from "../device-call.ts";
+import { callDevice } from "../device-call.ts";
 import { outcomeOf, type ProxyOutcome } from "../outcome.ts";
+import type { DeviceCallContext, DeviceResult, LaneData } from "../types.ts";
 import { type Call, checkAgain, claimDevices } from "./check.ts";
-import type { CommandQueue, LaneData, LaneRun } from "./queue.ts";
+import type { CommandQueue, LaneRun } from "./queue.ts";
 import {
   type Claim,
   cancelForSender,

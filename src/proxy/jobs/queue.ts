@@ -1,6 +1,6 @@
 import { type Db, fromPglite, PgBoss } from "pg-boss";
 import type { Database, Executor } from "../../db/database.ts";
-import type { SupervisorCommand } from "../device-call.ts";
+import type { LaneData } from "../types.ts";
 
 // The job queue: pg-boss, on the same PostgreSQL as the data (its tables in the schema "pgboss"),
 // or on the embedded database through pg-boss's PGlite adapter. A command job is a few lanes on it
@@ -12,37 +12,11 @@ import type { SupervisorCommand } from "../device-call.ts";
 // The name from when the queue carried fixed batches: a job queued before still runs (as lanes).
 export const JOB_QUEUE = "fleetgate-command-batch";
 
-/** One lane of a job: what to send its devices, and how many of them it calls at once. */
-export interface LaneData {
-  readonly job: number;
-  /**
-   * The command as the caller gave it, credentials included: the job's row keeps it redacted, so
-   * the worker reads it from here (pg-boss's table, which no API exposes and which drops the lane
-   * soon after it finished).
-   */
-  readonly command: SupervisorCommand;
-  /** Devices in flight at most; absent in a batch queued before lanes (the default width then). */
-  readonly width?: number;
-  /**
-   * The lane stays until none of the job's devices is running, taking over the claims of workers
-   * that died. A lane run again by pg-boss (its worker died) does so too.
-   */
-  readonly sweep?: boolean;
-}
-
 /** How pg-boss runs a lane this time: again (`retried`: its worker died, or it failed); until `signal`. */
 export interface LaneRun {
   readonly retried: boolean;
   /** Aborted when the lane is no longer this worker's (its heartbeat was missed, it expired). */
   readonly signal: AbortSignal;
-}
-
-/** What a proxy context needs to send commands as jobs. */
-export interface CommandJobs {
-  /** The queue, started on first use (src/proxy/jobs/start.ts). */
-  readonly queue: () => Promise<CommandQueue>;
-  /** The lanes of a job to `devices` devices, by width. */
-  readonly lanes: (devices: number) => number[];
 }
 
 /**

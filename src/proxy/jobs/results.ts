@@ -1,9 +1,5 @@
-import {
-  COMMAND_JOB_CHANNEL,
-  lockCommandJobs,
-  type Settled,
-  settleCommandJob,
-} from "../../core/write/rules/command-job.ts";
+import { lockCommandJobs, type Settled, settleCommandJob } from "../../core/write/rules/command-job.ts";
+import { channels, notify } from "../../db/channels.ts";
 import type { Database, Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
 
@@ -151,7 +147,7 @@ export async function markRunning(db: Executor, job: number): Promise<void> {
     toStatement(sql`WITH started AS (
         UPDATE "command_job" SET "status" = 'running'
         WHERE "id" = ${param(job, "int4")} AND "status" = 'queued' RETURNING "id")
-      SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) FROM started`),
+      SELECT ${notify(channels.commandJob, sql`"id"::text`)} FROM started`),
   );
 }
 
@@ -251,7 +247,5 @@ export async function unfinishedOf(db: Executor, job: number): Promise<Unfinishe
 
 /** Tells the job's listeners it changed (its progress, held back by the writer's rate limit). */
 export async function notifyCommandJob(db: Executor, job: number): Promise<void> {
-  await db.query(
-    toStatement(sql`SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, ${param(String(job), "text")})`),
-  );
+  await db.query(toStatement(sql`SELECT ${notify(channels.commandJob, param(String(job), "text"))}`));
 }

@@ -3,9 +3,9 @@ import type { Config } from "../../config.ts";
 import type { Database } from "../../db/database.ts";
 import { outsideUnitOfWork } from "../../db/unit-of-work.ts";
 import type { Model } from "../../model/types.ts";
-import type { DeviceCallContext } from "../device-call.ts";
 import type { ProxyOutcome } from "../outcome.ts";
-import { type CommandJobs, CommandQueue, laneWidths } from "./queue.ts";
+import type { CommandJobs, DeviceCallContext } from "../types.ts";
+import { CommandQueue, laneWidths } from "./queue.ts";
 import { startWorker, type Worker } from "./worker.ts";
 
 export interface StartedJobs {

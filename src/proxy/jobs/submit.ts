@@ -1,15 +1,14 @@
 import { issuedByPermissions } from "../../auth/issued-by.ts";
 import { readRows } from "../../core/read.ts";
-import { COMMAND_JOB_CHANNEL } from "../../core/write/rules/command-job.ts";
+import { channels, notify } from "../../db/channels.ts";
 import type { Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
 import { BadRequest, UnprocessableContent } from "../../errors.ts";
 import { redactMembers } from "../../redact.ts";
-import type { ProxyContext, ProxyInput } from "../command.ts";
 import { checkCommand } from "../device-call.ts";
 import { findTargetIds } from "../targets.ts";
+import type { CommandJobs, ProxyContext, ProxyInput } from "../types.ts";
 import { requestFingerprint } from "./fingerprint.ts";
-import type { CommandJobs } from "./queue.ts";
 import { insertResults } from "./results.ts";
 
 export type CommandJobRow = Record<string, unknown> & { readonly id: number };
@@ -74,8 +73,10 @@ async function earlierJob(
 /**
  * A command as a job: the targets are found and checked as for a command answered at once (404,
  * 403), then the job, one pending result per device (a large job: its devices' ids, for its first
- * lane to write the results from) and the lanes that will run them are committed together. The same actor's retry with the same key gets the job it made the first time;
- * the same key with another request is refused (earlierJob).
+ * lane to write the results from) and the lanes that will run them are committed together. The
+ * same actor's retry with the same key gets the job it made the first time; the same key with
+ * another request is refused (earlierJob). System write: the job's rows are the server's record of
+ * the caller's command; the caller's only write to them is a cancel, through the write core.
  */
 export async function submitCommandJob(
   input: ProxyInput,
@@ -118,11 +119,7 @@ export async function submitCommandJob(
       tx,
       context.jobs.lanes(devices.length).map((width) => ({ job, command, width })),
     );
-    await tx.query(
-      toStatement(
-        sql`SELECT pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, ${param(String(created.id), "text")})`,
-      ),
-    );
+    await tx.query(toStatement(sql`SELECT ${notify(channels.commandJob, param(String(job), "text"))}`));
     return created.id;
   });
   return readOwnJob(id, context);

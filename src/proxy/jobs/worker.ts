@@ -1,7 +1,7 @@
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
-import type { DeviceCallContext } from "../device-call.ts";
 import type { ProxyOutcome } from "../outcome.ts";
+import type { DeviceCallContext } from "../types.ts";
 import { type LaneLimits, runLane } from "./lane.ts";
 import type { CommandQueue } from "./queue.ts";
 import { Slots } from "./semaphore.ts";

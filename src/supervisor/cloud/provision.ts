@@ -1,3 +1,4 @@
+import pRetry from "p-retry";
 import type { Persisted } from "../store.ts";
 import { type CloudClient, CloudError } from "./cloud-client.ts";
 
@@ -49,16 +50,26 @@ export async function provision(
   });
 }
 
-/** Retries while the cloud is unreachable or failing; a refusal (4xx) ends it at once. */
-async function retrying<T>(options: ProvisionOptions, work: () => Promise<T>): Promise<T> {
-  for (let wait = 500; ; wait = Math.min(wait * 2, 10_000)) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!(error instanceof CloudError) || !error.transient) throw error;
+// The wait before the first retry, doubled after each one up to the last.
+const FIRST_WAIT_MS = 500;
+const LAST_WAIT_MS = 10_000;
+
+/**
+ * Retries while the cloud is unreachable or failing (p-retry); a refusal (4xx) ends it at once, and
+ * so does the supervisor stopping.
+ */
+function retrying<T>(options: ProvisionOptions, work: () => Promise<T>): Promise<T> {
+  return pRetry(work, {
+    retries: Number.POSITIVE_INFINITY,
+    minTimeout: FIRST_WAIT_MS,
+    maxTimeout: LAST_WAIT_MS,
+    factor: 2,
+    signal: options.signal,
+    shouldRetry: ({ error, retriesConsumed }) => {
+      if (!(error instanceof CloudError) || !error.transient) return false;
+      const wait = Math.min(FIRST_WAIT_MS * 2 ** retriesConsumed, LAST_WAIT_MS);
       options.log(`registration failed, retrying in ${wait} ms: ${error.message}`);
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      options.signal.throwIfAborted();
-    }
-  }
+      return true;
+    },
+  });
 }

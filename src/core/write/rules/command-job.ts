@@ -1,14 +1,14 @@
+import { channels, notify } from "../../../db/channels.ts";
 import type { Executor } from "../../../db/database.ts";
-import { param, sql, toStatement } from "../../../db/sql.ts";
+import { param, raw, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList } from "../statements.ts";
 import type { ResourceRules } from "./types.ts";
 
-/**
- * The channel that hears of every change of a job's counts or status, with the job's id as the
- * payload, in the transaction that made it (the GraphQL subscriptions listen on it).
- */
-export const COMMAND_JOB_CHANNEL = "fleetgate_command_job";
+/** A job's statuses once none of its devices is pending or running: settleCommandJob sets them. */
+export const finalJobStatuses = ["succeeded", "partially_failed", "failed", "cancelled"] as const;
+type FinalJobStatus = (typeof finalJobStatuses)[number];
+const finalStatus = (status: FinalJobStatus) => raw(`'${status}'`);
 
 /**
  * Locks the jobs' rows. Whoever changes a job's results takes this lock first (the worker, a cancel),
@@ -31,7 +31,7 @@ export interface Settled {
 }
 
 /**
- * When a settle announces the job on COMMAND_JOB_CHANNEL: `always`; when its counts or status
+ * When a settle announces the job on `channels.commandJob`: `always`; when its counts or status
  * `changed`; or only when it `finished` (a worker that rate-limits its progress announcements).
  */
 export type Announce = "always" | "changed" | "finished";
@@ -64,16 +64,16 @@ export async function settleCommandJob(
         "done_count" = n.ok + n.failed + n.skipped, "pending_count" = n.pending,
         "status" = CASE
           WHEN n.pending > 0 THEN CASE WHEN n.ok + n.failed + n.skipped > 0 THEN 'running' ELSE n."status" END
-          WHEN n."cancelled_at" IS NOT NULL THEN 'cancelled'
-          WHEN n.failed = 0 THEN 'succeeded'
-          WHEN n.ok = 0 THEN 'failed'
-          ELSE 'partially_failed' END,
+          WHEN n."cancelled_at" IS NOT NULL THEN ${finalStatus("cancelled")}
+          WHEN n.failed = 0 THEN ${finalStatus("succeeded")}
+          WHEN n.ok = 0 THEN ${finalStatus("failed")}
+          ELSE ${finalStatus("partially_failed")} END,
         "finished_at" = CASE WHEN n.pending = 0 THEN coalesce(j."finished_at", now()) END
       FROM next n WHERE j."id" = n."id"
       RETURNING j."id", n.pending = 0 AS finished
     )
     SELECT finished, CASE WHEN finished OR ${param(announce !== "finished", "bool")}
-        THEN pg_notify(${param(COMMAND_JOB_CHANNEL, "text")}, "id"::text) END AS announced
+        THEN ${notify(channels.commandJob, sql`"id"::text`)} END AS announced
       FROM changed`),
   );
   return row?.finished === true;

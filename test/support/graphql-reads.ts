@@ -1,12 +1,12 @@
 import { expect } from "vitest";
 import type { Application, Device } from "../../src/generated/prisma/client.ts";
-import type { DatabaseKind } from "../support/databases.ts";
-import { type GraphQLReply, graphql } from "../support/graphql.ts";
-import { overallStatus } from "../support/oracle.ts";
-import { buildFixture, type Fixture } from "../support/read-fixture.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import type { DatabaseKind } from "./databases.ts";
+import { type GraphQLReply, graphql } from "./graphql.ts";
+import { overallStatus } from "./oracle.ts";
+import { buildFixture, type Fixture } from "./read-fixture.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 
-export { cmp, type Op, ops, overallStatus } from "../support/oracle.ts";
+export { cmp, type Op, ops, overallStatus } from "./oracle.ts";
 
 // Expectations of the GraphQL read tests, computed in JavaScript from the rows test/support/read-fixture.ts
 // inserted (the same world as the OData read tests), never by asking src/graphql.

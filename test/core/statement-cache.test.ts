@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Caller } from "../../src/auth/caller.ts";
 import { permissionsFor } from "../../src/auth/policies.ts";
 import type { ReadShape } from "../../src/core/read.ts";
-import { StatementShapes } from "../../src/core/statement-shapes.ts";
+import { StatementCache } from "../../src/core/statement-cache.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { type ReadContext, read, type UrlShapeRead } from "../../src/odata/read.ts";
 import { shapeOf } from "../../src/odata/shape.ts";
@@ -113,25 +113,25 @@ describe.each(databaseKinds)("the OData statement cache on %s", (kind) => {
       },
     ];
     // Both caches, and the query cache alone (what an OData URL without a shape, and GraphQL, use).
-    const compiled = {
-      urls: new StatementShapes<UrlShapeRead>(),
-      queries: new StatementShapes<ReadShape>(),
+    const caches = {
+      urls: new StatementCache<UrlShapeRead>(),
+      queries: new StatementCache<ReadShape>(),
     };
     const queriesOnly = {
-      urls: new StatementShapes<UrlShapeRead>(0),
-      queries: new StatementShapes<ReadShape>(),
+      urls: new StatementCache<UrlShapeRead>(0),
+      queries: new StatementCache<ReadShape>(),
     };
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...callers), requests, async (caller, url) => {
         const base = { db: test.db, model, versions, permissions: permissionsFor(caller) };
         const expected = await answer(url, base);
         // Twice: the first may teach the cache this shape, the second then reads from it.
-        for (const caches of [compiled, compiled, queriesOnly, queriesOnly])
-          expect(await answer(url, { ...base, compiled: caches }), url).toEqual(expected);
+        for (const statementCaches of [caches, caches, queriesOnly, queriesOnly])
+          expect(await answer(url, { ...base, statementCaches }), url).toEqual(expected);
       }),
       { numRuns: 400 },
     );
-    expect(compiled.urls.stats.hits).toBeGreaterThan(200);
+    expect(caches.urls.stats.hits).toBeGreaterThan(200);
     expect(queriesOnly.queries.stats.hits).toBeGreaterThan(200);
   });
 });

@@ -11,7 +11,7 @@ import { catalogueConfigSchema } from "../../src/config.ts";
 import type { Database } from "../../src/db/database.ts";
 import { sendError } from "../../src/http/errors.ts";
 import { buildModel } from "../../src/model/registry.ts";
-import { standardOptionGroups } from "../support/catalogue-options.ts";
+import { standardOptionGroups } from "./catalogue-options.ts";
 import { sampleCatalogue } from "./sample-catalogue.ts";
 
 /** The smallest valid entry: every optional member absent. */

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { CURRENT_SUPERVISOR_VERSION } from "../../src/supervisor/versions.ts";
-import { type FleetDevice, startFleet, stopFleet } from "../support/fleet.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import { type FleetDevice, startFleet, stopFleet } from "./fleet.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 
 // The devices the GraphQL remote-control tests drive: real `fleetgate fleet` processes reporting to a
 // test server on the embedded database (as test/e2e/proxy.test.ts). Fleet A: three current devices.

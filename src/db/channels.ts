@@ -1,6 +1,7 @@
-import { type Fragment, raw, sql } from "../db/sql.ts";
+import { type Fragment, raw, sql } from "./sql.ts";
 
-// The channels of the change bus (PostgreSQL LISTEN/NOTIFY). A writer publishes inside its own
+// The channels of the change bus (PostgreSQL LISTEN/NOTIFY), for the writers (core, devices, proxy
+// jobs) and the listeners (events, GraphQL subscriptions) alike. A writer publishes inside its own
 // statement, so a change is announced exactly when its transaction commits, to every instance on
 // the database; a rolled-back write announces nothing. A payload names rows, never their values:
 // each subscriber reads the row again under its own permissions.

@@ -12,7 +12,7 @@ export type Slot =
   | { readonly kind: "text"; readonly value: string }
   | { readonly kind: "integer"; readonly value: number };
 
-export interface ShapeStats {
+export interface StatementCacheStats {
   readonly hits: number;
   readonly misses: number;
   readonly entries: number;
@@ -73,8 +73,11 @@ function bindingOf(
   return binding;
 }
 
-/** Statements by shape key, least recently used out first; `Extra` is what a surface keeps beside. */
-export class StatementShapes<Extra> {
+/**
+ * The statement cache: statements by shape key, least recently used out first; `Extra` is what a
+ * surface keeps beside.
+ */
+export class StatementCache<Extra> {
   private readonly entries = new Map<string, Shape<Extra> | typeof uncacheable>();
   private hitCount = 0;
   private missCount = 0;
@@ -133,7 +136,7 @@ export class StatementShapes<Extra> {
     this.entries.set(key, binding ? { text: real.statement.text, binding, extra: real.extra } : uncacheable);
   }
 
-  get stats(): ShapeStats {
+  get stats(): StatementCacheStats {
     return { hits: this.hitCount, misses: this.missCount, entries: this.entries.size };
   }
 }

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import { type GraphQLReply, graphql } from "../support/graphql.ts";
-import type { TestServer } from "../support/server.ts";
-import { basicWorld, World } from "../support/write-world.ts";
+import { type GraphQLReply, graphql } from "./graphql.ts";
+import type { TestServer } from "./server.ts";
+import { basicWorld, World } from "./write-world.ts";
 
 // What the GraphQL write tests share: calling a mutation, checking its error, the small world most
 // tests start from (the OData write tests' World), and reading rows back straight from the database.

@@ -1,6 +1,6 @@
 import type { Arch, DeviceTypeState } from "../../src/catalogue/entry.ts";
 import type { CatalogueEntry, OptionGroup } from "../../src/catalogue/schema.ts";
-import { standardOptionGroups } from "../support/catalogue-options.ts";
+import { standardOptionGroups } from "./catalogue-options.ts";
 
 interface Sketch {
   slug: string;
