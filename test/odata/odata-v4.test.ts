@@ -372,6 +372,28 @@ describe.each(databaseKinds)("OData v4 protocol on %s", (kind) => {
       expect(minimal.headers["odata-entityid"]).toMatch(/^\/v6\/device\(\d+\)$/);
     });
 
+    it("PATCH moves a link by @odata.bind", async () => {
+      const other = await server.test.db.prisma.application.findFirstOrThrow({
+        where: {
+          id: { not: fleet.id },
+          organization: (
+            await server.test.db.prisma.application.findUniqueOrThrow({ where: { id: fleet.id } })
+          ).organization,
+        },
+      });
+      const created = body(
+        await send("POST", "/v6/device", { belongs_to__application__id: fleet.id }, maxVersion),
+      );
+      const moved = await send(
+        "PATCH",
+        `/v6/device(${created.id})`,
+        { "belongs_to__application@odata.bind": `/v6/application(${other.id})` },
+        { ...maxVersion, prefer: "return=representation" },
+      );
+      expect(moved.statusCode, moved.body).toBe(200);
+      expect(body(moved).belongs_to__application__id).toBe(other.id);
+    });
+
     it("@odata.bind names one entity of the navigation's target", async () => {
       for (const bind of ["release(1)", "application", 5]) {
         const response = await send(
