@@ -3,15 +3,24 @@ import type { QueryOptions } from "../core/query.ts";
 export interface NegotiationHeaders {
   readonly accept?: string | undefined;
   readonly "odata-version"?: string | undefined;
+  readonly "odata-maxversion"?: string | undefined;
 }
 
+// A 4.x version number: `4.0`, `4.01`, `4`.
+const version4 = /^\s*4(?:\.\d+)?\s*$/;
+// A format parameter of OData's JSON format (JSON Format v4.0 §3): odata.metadata, odata.streaming, …
+const odataParameter = /;\s*odata\.[a-z]+\s*=/i;
+
 /**
- * Standard OData v4 JSON when the client asks for it (OData-Version: 4.0, or odata.metadata= in
- * Accept or $format); otherwise the pinejs wire format the existing clients expect.
+ * Standard OData v4 JSON when the client asks for it as OData v4 Protocol §8.2 lets it:
+ * `OData-MaxVersion: 4.x` (or `OData-Version: 4.x`), an `odata.*` parameter of the JSON format in
+ * Accept or in `$format`. pinejs's clients send none of these and keep the pinejs wire format.
  */
 export function wantsV4(headers: NegotiationHeaders, format: QueryOptions["format"]): boolean {
+  const maxVersion = headers["odata-maxversion"];
+  if (maxVersion !== undefined && version4.test(maxVersion)) return true;
   if (headers["odata-version"]?.trim().startsWith("4")) return true;
-  if (headers.accept?.includes("odata.metadata=")) return true;
+  if (headers.accept !== undefined && odataParameter.test(headers.accept)) return true;
   return format?.metadata !== undefined;
 }
 

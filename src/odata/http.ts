@@ -4,6 +4,7 @@ import type { ReadLimits } from "../core/limits.ts";
 import type { Database } from "../db/database.ts";
 import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
+import { formatInUrl, wantsV4 } from "./format.ts";
 import { metadataDocument, serviceDocument } from "./metadata.ts";
 import { type ReadContext, read } from "./read.ts";
 import { V4_HEADERS } from "./serialize.ts";
@@ -37,10 +38,14 @@ function asPinejsRefusal(error: unknown): never {
 // Writes to these change who a credential stands for.
 const identityTables = new Set(["user", "api_key"]);
 
+const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
+
 /** `/v1/…` to `/v6/…`: reads the request, calls the read or write core, sends. */
 export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
   for (const version of deps.versions.names) {
-    const metadata = metadataDocument(deps.versions.view(version).model);
+    const metadata = metadataDocument(deps.versions.view(version).model, {
+      maxExpandDepth: deps.limits.maxExpandDepth,
+    });
     const rest = (request: FastifyRequest) => request.url.slice(version.length + 1);
 
     app.get(`/${version}/$metadata`, async (request, reply) => {
@@ -61,7 +66,12 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
     app.get(`/${version}/*`, async (request, reply) => {
       const { permissions } = await deps.callerOf(request);
       const result = await read(
-        { version, url: rest(request), headers: request.headers },
+        {
+          version,
+          url: rest(request),
+          headers: request.headers,
+          origin: `${request.protocol}://${request.host}`,
+        },
         {
           db: deps.db,
           model: deps.model,
@@ -71,6 +81,8 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           statementCaches: deps.statementCaches,
         },
       );
+      // A null value at the end of a path: no content, so no content type either.
+      if (result.status === 204) return reply.code(204).headers(result.headers).send();
       return reply.type(result.contentType).headers(result.headers).send(result.body);
     });
 
@@ -78,6 +90,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
       const { permissions, actor } = await deps.callerOf(request);
       // Writing needs a credential, whatever the caller's predicate would allow.
       if (actor === undefined) throw new Unauthorized();
+      const v4 = wantsV4(request.headers, formatInUrl(request.url));
       const result = await write(
         {
           method: request.method,
@@ -85,9 +98,12 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           url: rest(request),
           body: request.body,
           dryRun: request.headers[DRY_RUN_HEADER] === "true",
+          v4,
+          prefer: headerText(request.headers.prefer),
         },
         { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
-      ).catch(asPinejsRefusal);
+        // OData v4 clients get the standard 403.
+      ).catch(v4 ? undefined : asPinejsRefusal);
       if (identityTables.has(result.table)) deps.identitiesChanged();
       return reply.code(result.status).headers(result.headers).send(result.body);
     };

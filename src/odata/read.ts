@@ -11,9 +11,20 @@ import {
 import type { Slot, StatementCache } from "../core/statement-cache.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
+import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
+import { atMetadataLevel, metadataLevel } from "./metadata-level.ts";
+import { maxPageSize, nextPageUrl, type Page, pageOf, pageOptions } from "./paging.ts";
 import { parse } from "./parse/parse.ts";
-import { type Reply, serializeCollection, serializeCount } from "./serialize.ts";
+import { isResourcePath } from "./path.ts";
+import { readPath } from "./read-path.ts";
+import {
+  type Reply,
+  serializeCollection,
+  serializeCount,
+  serializeEntity,
+  serializeV4,
+} from "./serialize.ts";
 import { literalValue, shapeOf, type UrlShape, withLiterals } from "./shape.ts";
 import type { Versions } from "./versions/index.ts";
 
@@ -22,6 +33,10 @@ export interface UrlShapeRead extends ReadShape {
   readonly format: Format;
   /** The resource the URL names, for the answer's OData context. */
   readonly resource: string;
+  /** The URL names one entity by its key. */
+  readonly single: boolean;
+  /** The page of a v4 read whose client set a page size (./paging.ts). */
+  readonly page?: Page;
 }
 
 /** Compiled reads by URL shape (./shape.ts): a hit skips parsing too. */
@@ -43,14 +58,30 @@ export interface ReadRequest {
   readonly version: string;
   /** The rest of the URL as received: `/device(5)?$select=id`. */
   readonly url: string;
-  readonly headers: NegotiationHeaders;
+  readonly headers: NegotiationHeaders & { readonly prefer?: string | undefined };
+  /** `http://host:port`, as the client reached the server: `@odata.nextLink` is absolute. */
+  readonly origin?: string;
 }
 
 /** parse → translate (to v6) → plan → limits → compile. */
 function compile(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
-  const asked = parse(request.url);
-  const query = context.versions.toV6(request.version, asked);
-  const format = wantsV4(request.headers, query.options.format) ? "v4" : "pinejs";
+  const parsed = parse(request.url);
+  const format = wantsV4(request.headers, parsed.options.format) ? "v4" : "pinejs";
+  const page =
+    format === "v4" && !parsed.key && !parsed.count
+      ? pageOf(parsed.options, maxPageSize(request.headers.prefer))
+      : undefined;
+  const asked = page ? { ...parsed, options: pageOptions(parsed.options, page) } : parsed;
+  const query =
+    format === "v4"
+      ? linksAsFkProperties(
+          context.versions.toV6(
+            request.version,
+            fkPropertiesAsLinks(asked, context.versions.view(request.version).model),
+          ),
+          context.model,
+        )
+      : context.versions.toV6(request.version, asked);
   const read = compileQuery(query, {
     model: context.model,
     permissions: context.permissions,
@@ -58,7 +89,13 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
     limits: context.limits ?? defaultReadLimits,
     ...(context.statementCaches ? { statementCache: context.statementCaches.queries } : {}),
   });
-  return { ...read, format, resource: asked.resource };
+  return {
+    ...read,
+    format,
+    resource: asked.resource,
+    single: asked.key !== undefined,
+    ...(page ? { page } : {}),
+  };
 }
 
 /** The URL's literals as slots, when it has a shape and every literal decodes. */
@@ -80,7 +117,8 @@ function compileByShape(request: ReadRequest, context: ReadContext): CompiledRea
   const url = statementCaches && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
   if (!statementCaches || !url) return compile(request, context);
   // Everything else a statement depends on: the version, the caller, the negotiated headers.
-  const key = `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${url.shape.key}`;
+  const pageSize = maxPageSize(request.headers.prefer) ?? "";
+  const key = `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${pageSize} ${url.shape.key}`;
   const { statement, extra } = statementCaches.urls.compile(key, url.slots, (values) => {
     const { statement, ...extra } = compile(
       values ? { ...request, url: withLiterals(url.shape, values) } : request,
@@ -96,8 +134,37 @@ function compileByShape(request: ReadRequest, context: ReadContext): CompiledRea
  * skips straight to binding its literals into the statement of that shape.
  */
 export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
+  const reply = await readReply(request, context);
+  if (!reply.contentType.includes("odata.metadata=")) return reply;
+  const level = metadataLevel(request.headers, request.url);
+  return atMetadataLevel(reply, level, context.versions.view(request.version).model);
+}
+
+async function readReply(request: ReadRequest, context: ReadContext): Promise<Reply> {
+  if (isResourcePath(request.url)) return readPath(request, context);
   const read = compileByShape(request, context);
   const { json, count } = await runRead(context.db, read);
   if (read.kind === "count") return serializeCount(read.format, count ?? 0);
-  return serializeCollection(read.format, `/${request.version}/$metadata#${read.resource}`, json, count);
+  const metadata = `/${request.version}/$metadata#${read.resource}`;
+  // OData v4: a key names one entity (pinejs wire: still an array, {"d":[]} for a miss).
+  if (read.format === "v4" && read.single) {
+    const [entity] = JSON.parse(json) as Record<string, unknown>[];
+    return serializeEntity(metadata, entity);
+  }
+  if (read.page) {
+    const rows = JSON.parse(json) as unknown[];
+    const more = rows.length > read.page.size;
+    const nextLink = more
+      ? {
+          "@odata.nextLink": `${request.origin ?? ""}/${request.version}${nextPageUrl(request.url, read.page)}`,
+        }
+      : {};
+    const counted = count === undefined ? {} : { "@odata.count": count };
+    const reply = serializeV4(metadata, { ...counted, ...nextLink, value: rows.slice(0, read.page.size) });
+    return {
+      ...reply,
+      headers: { ...reply.headers, "preference-applied": `odata.maxpagesize=${read.page.size}` },
+    };
+  }
+  return serializeCollection(read.format, metadata, json, count);
 }

@@ -1,6 +1,9 @@
 import type { Format } from "../core/plan-types.ts";
+import { NotFound } from "../errors.ts";
 
 export interface Reply {
+  /** 200 unless said: 204 for a null value of a path (OData v4 Protocol §11.2.6). */
+  readonly status?: number;
   readonly contentType: string;
   readonly body: string;
   /** `OData-Version: 4.0` on an answer in OData v4's format, as the protocol requires; none in pinejs's. */
@@ -8,6 +11,7 @@ export interface Reply {
 }
 
 const json = "application/json";
+const v4Json = `${json};odata.metadata=minimal`;
 export const V4_HEADERS = { "odata-version": "4.0" } as const;
 
 /** Wraps the JSON array text the database produced in the envelope of the wire format; nothing is re-parsed. */
@@ -20,7 +24,7 @@ export function serializeCollection(
   const countMember = count === undefined ? "" : `,"@odata.count":${count}`;
   if (format === "v4") {
     return {
-      contentType: `${json};odata.metadata=minimal`,
+      contentType: v4Json,
       body: `{"@odata.context":${JSON.stringify(context)}${countMember},"value":${rows}}`,
       headers: V4_HEADERS,
     };
@@ -34,3 +38,30 @@ export function serializeCount(format: Format, count: number): Reply {
     ? { contentType: "text/plain", body: String(count), headers: V4_HEADERS }
     : { contentType: json, body: `{"d":${count}}`, headers: {} };
 }
+
+/** OData v4 JSON §10.4: one entity, its context ending in `/$entity`; a key that matches nothing is 404. */
+export function serializeEntity(context: string, entity: Record<string, unknown> | undefined): Reply {
+  if (!entity) throw new NotFound("No entity has this key");
+  return {
+    contentType: v4Json,
+    body: JSON.stringify({ "@odata.context": `${context}/$entity`, ...entity }),
+    headers: V4_HEADERS,
+  };
+}
+
+/** A v4 JSON body with its context first (JSON Format §4.5.1). */
+export function serializeV4(context: string, members: Record<string, unknown>): Reply {
+  return {
+    contentType: v4Json,
+    body: JSON.stringify({ "@odata.context": context, ...members }),
+    headers: V4_HEADERS,
+  };
+}
+
+/** No value: a null property or to-one navigation at the end of a path. */
+export const noContent = (headers: Readonly<Record<string, string>>): Reply => ({
+  status: 204,
+  contentType: "text/plain",
+  body: "",
+  headers,
+});

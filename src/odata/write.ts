@@ -8,8 +8,11 @@ import {
   type WriteContext,
   type WriteTarget,
 } from "../core/write/write.ts";
-import { BadRequest } from "../errors.ts";
+import { BadRequest, NotFound } from "../errors.ts";
+import { v4Body } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
+import { read } from "./read.ts";
+import { V4_HEADERS } from "./serialize.ts";
 import type { Versions } from "./versions/index.ts";
 
 export interface WriteReply {
@@ -61,31 +64,77 @@ export interface VersionedWriteContext extends WriteContext {
   readonly versions: Versions;
 }
 
-/** An OData POST, PATCH, PUT or DELETE: parse → translate (to v6) → write core → pinejs reply. */
-export async function write(
-  request: { method: string; version: string; url: string; body: unknown; dryRun: boolean },
-  context: VersionedWriteContext,
-): Promise<WriteReply> {
+export interface WriteRequest {
+  readonly method: string;
+  readonly version: string;
+  readonly url: string;
+  readonly body: unknown;
+  readonly dryRun: boolean;
+  /** The client negotiated OData v4 (format.ts): v4 bodies in, v4 answers out. */
+  readonly v4?: boolean;
+  /** The `Prefer` header: `return=representation` or `return=minimal` (OData v4 Protocol §8.2.8.7). */
+  readonly prefer?: string | undefined;
+}
+
+/** The entity a v4 write answers with: what a v4 GET of it answers. */
+async function readV4(version: string, url: string, context: VersionedWriteContext): Promise<string> {
+  const reply = await read({ version, url, headers: { "odata-version": "4.0" } }, context);
+  return reply.body;
+}
+
+const preferred = (prefer: string | undefined) =>
+  /\breturn\s*=\s*(representation|minimal)\b/i.exec(prefer ?? "")?.[1]?.toLowerCase();
+
+/** An OData POST, PATCH, PUT or DELETE: parse → translate (to v6) → write core → pinejs or v4 reply. */
+export async function write(request: WriteRequest, context: VersionedWriteContext): Promise<WriteReply> {
   const asked = parse(request.url);
   const translator = context.versions.translator(request.version);
   const query = translator ? translator.writeTarget(asked) : asked;
+  const resource = context.versions.view(request.version).model.resources.get(asked.resource);
+  if (!resource) throw new NotFound(`Unknown resource '${asked.resource}'`);
+  const written = request.v4 ? v4Body(request.body, resource) : request.body;
   const body = translator
     ? translator.body(
         translator.place(asked.resource),
-        request.body,
+        written,
         request.method === "POST" ? "create" : "update",
       )
-    : request.body;
+    : written;
+  const prefer = preferred(request.prefer);
   if (request.method === "POST") {
     if (query.key || query.count || Object.keys(query.options).length > 0) {
       throw new BadRequest("POST goes to a resource collection, without a key or query options");
     }
     const id = await createEntity(query.resource, body, context);
+    const table = resolveResource(context.model, query.resource).table;
+    const location = `/${request.version}/${asked.resource}(${id})`;
+    if (!request.v4) {
+      return {
+        table,
+        status: 201,
+        headers: { location, "content-type": json },
+        body: await reread(request.version, asked.resource, id, context),
+      };
+    }
+    // OData v4 Protocol §11.4.2: 201 with the entity, or 204 and its id when the client prefers.
+    if (prefer === "minimal") {
+      return {
+        table,
+        status: 204,
+        headers: {
+          ...V4_HEADERS,
+          location,
+          "odata-entityid": location,
+          "preference-applied": "return=minimal",
+        },
+        body: "",
+      };
+    }
     return {
-      table: resolveResource(context.model, query.resource).table,
+      table,
       status: 201,
-      headers: { location: `/${request.version}/${asked.resource}(${id})`, "content-type": json },
-      body: await reread(request.version, asked.resource, id, context),
+      headers: { ...V4_HEADERS, location, "content-type": `${json};odata.metadata=minimal` },
+      body: await readV4(request.version, `/${asked.resource}(${id})`, context),
     };
   }
   const target = targetOf(query, request.method);
@@ -116,6 +165,24 @@ export async function write(
       headers,
       body: JSON.stringify({ dryRun: true, affected: outcome.affected, changes }),
     };
+  }
+  if (request.v4) {
+    // OData v4 Protocol §11.4.3–11.4.5: 204, or the entity as it is now when the client prefers it.
+    if (prefer === "representation" && query.key && request.method !== "DELETE") {
+      return {
+        table,
+        status: 200,
+        headers: {
+          ...headers,
+          ...V4_HEADERS,
+          "content-type": `${json};odata.metadata=minimal`,
+          "preference-applied": "return=representation",
+        },
+        body: await readV4(request.version, request.url.split("?")[0] as string, context),
+      };
+    }
+    const { "content-type": _json, ...rest } = headers;
+    return { table, status: 204, headers: { ...rest, ...V4_HEADERS }, body: "" };
   }
   // pinejs wire: an empty success body, which v6 turned into the JSON string "OK".
   if (context.versions.view(request.version).writeReply === "empty") {

@@ -75,6 +75,15 @@ const targets: Record<string, Record<string, string>> = {
  * A v6 row as `version` shows it. A device read in v6 with `is_of__device_type($select=slug)` and
  * `is_running__release($select=commit)` expanded gets v5's text `device_type` and `is_on__commit`.
  */
+/**
+ * A v6 name in an older version: renamed, or kept. In OData v4 JSON and $metadata a link's id is
+ * the property `<link>__id`, renamed with its link.
+ */
+function oldName(names: Map<string, string>, name: string): string {
+  const link = name.endsWith("__id") ? names.get(name.slice(0, -"__id".length)) : undefined;
+  return names.get(name) ?? (link === undefined ? name : `${link}__id`);
+}
+
 function toOld(version: Version, resource: string, row: Row): Row {
   const names = renames(version, resource);
   const out: Row = {};
@@ -88,7 +97,7 @@ function toOld(version: Version, resource: string, row: Row): Row {
       continue;
     }
     const target = targets[resource]?.[key];
-    const renamed = names.get(key) ?? key;
+    const renamed = oldName(names, key);
     out[renamed] =
       target && Array.isArray(value) ? value.map((item) => toOld(version, target, item as Row)) : value;
   }
@@ -810,7 +819,9 @@ describe.each(databaseKinds)("OData versions on %s", (kind) => {
               !(
                 table === "device" &&
                 (member.startsWith("nav:is_of__device_type:") ||
-                  member.startsWith("nav:is_running__release:"))
+                  member.startsWith("prop:is_of__device_type__id:") ||
+                  member.startsWith("nav:is_running__release:") ||
+                  member.startsWith("prop:is_running__release__id:"))
               ) && !(table === "release" && hasBuild(version) && member.startsWith("nav:release_tag:")),
           )
           .map((member) => {
@@ -819,7 +830,7 @@ describe.each(databaseKinds)("OData versions on %s", (kind) => {
               hasBuild(version) && /\.release\)?$/.test(type)
                 ? type.replace(/\.release(\)?)$/, ".build$1")
                 : type;
-            return `${kind}:${names.get(name) ?? name}:${newType}`;
+            return `${kind}:${oldName(names, name)}:${newType}`;
           });
         if (table === "device") renamed.push("prop:device_type:Edm.String", "prop:is_on__commit:Edm.String");
         expected.set(resourceName(version, entity), renamed.sort());

@@ -1,0 +1,49 @@
+import type { Resource } from "../model/types.ts";
+import { fkProperty, isNavigableLink } from "./fk-properties.ts";
+
+const vocabularies = "https://oasis-tcs.github.io/odata-vocabularies/vocabularies";
+
+/** The vocabularies $metadata uses, referenced as CSDL v4.0 §3.3 requires of a document that uses their terms. */
+export const vocabularyReferences = ["Core", "Capabilities"]
+  .map(
+    (name) =>
+      `<edmx:Reference Uri="${vocabularies}/Org.OData.${name}.V1.xml"><edmx:Include Namespace="Org.OData.${name}.V1"/></edmx:Reference>`,
+  )
+  .join("\n");
+
+const term = (name: string, record: string) =>
+  `<Annotation Term="Org.OData.Capabilities.V1.${name}"><Record>${record}</Record></Annotation>`;
+const bool = (property: string, value: boolean) => `<PropertyValue Property="${property}" Bool="${value}"/>`;
+const paths = (property: string, names: readonly string[]) =>
+  names.length === 0
+    ? ""
+    : `<PropertyValue Property="${property}"><Collection>${names
+        .map((name) => `<PropertyPath>${name}</PropertyPath>`)
+        .join("")}</Collection></PropertyValue>`;
+
+/**
+ * What an entity set supports (Org.OData.Capabilities.V1), as the write core and the planner decide
+ * it: a resource with no writable field takes no POST or PATCH; JSON documents cannot be compared
+ * or ordered (plan-expr.ts). A caller's permissions narrow this further, row by row.
+ */
+export function capabilityAnnotations(resource: Resource, maxExpandDepth: number | undefined): string {
+  const json = [...resource.fields.values()]
+    .filter((field) => field.type === "JSON")
+    .map((field) => (isNavigableLink(resource, field.name) ? fkProperty(field.name) : field.name));
+  return [
+    term("InsertRestrictions", bool("Insertable", resource.writability.create.length > 0)),
+    term("UpdateRestrictions", bool("Updatable", resource.writability.update.length > 0)),
+    term("DeleteRestrictions", bool("Deletable", resource.writability.deletable)),
+    term("FilterRestrictions", `${bool("Filterable", true)}${paths("NonFilterableProperties", json)}`),
+    term("SortRestrictions", `${bool("Sortable", true)}${paths("NonSortableProperties", json)}`),
+    term(
+      "ExpandRestrictions",
+      `${bool("Expandable", resource.navigations.size > 0)}${
+        maxExpandDepth === undefined ? "" : `<PropertyValue Property="MaxLevels" Int="${maxExpandDepth}"/>`
+      }`,
+    ),
+    term("CountRestrictions", bool("Countable", true)),
+    '<Annotation Term="Org.OData.Capabilities.V1.TopSupported" Bool="true"/>',
+    '<Annotation Term="Org.OData.Capabilities.V1.SkipSupported" Bool="true"/>',
+  ].join("");
+}
