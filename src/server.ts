@@ -21,6 +21,7 @@ import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
 import { createBus } from "./events/bus.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
+import { useBearerChallenge } from "./http/bearer-challenge.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
 import { sendError } from "./http/errors.ts";
 import { useJsonBodies } from "./http/json-body.ts";
@@ -48,8 +49,12 @@ export interface Deps {
   readonly logger: Logger;
 }
 
+// The liveness probe answers under the names other stacks' probes use too (Kubernetes' `/livez`,
+// the older `/healthz`), so a probe copied from one of them needs no change.
+const livenessRoutes = ["/ping", "/livez", "/healthz"];
+
 // Routes for operators and their tools (README "Operations").
-const operationsRoutes = new Set(["/ping", "/readyz", "/metrics"]);
+const operationsRoutes = new Set([...livenessRoutes, "/readyz", "/metrics"]);
 
 export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -102,13 +107,15 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       "Preference-Applied",
       "x-sql-statements",
       "x-affected-rows",
+      "WWW-Authenticate",
       REQUEST_ID_HEADER,
     ],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
-  // Before any route: the request id, log, metrics, body limits and cancellation wrap every
-  // handler registered after them.
+  // Before any route: the request id, 401 challenge, log, metrics, body limits and cancellation
+  // wrap every handler registered after them.
   useRequestIds(app);
+  useBearerChallenge(app);
   useRequestLog(app, deps.logger);
   useBodyLimits(app);
   useUnitOfWork(app);
@@ -126,7 +133,8 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   });
 
   // The probes (README "Operations"): liveness, and readiness (the database answers, not stopping).
-  app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
+  for (const url of livenessRoutes)
+    app.get(url, async (_request, reply) => reply.type("text/plain").send("OK"));
   useReadiness(app, deps.db);
 
   const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));
