@@ -23,6 +23,7 @@ import { createBus } from "./events/bus.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
 import { useBearerChallenge } from "./http/bearer-challenge.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
+import { useCompression } from "./http/compression.ts";
 import { sendError } from "./http/errors.ts";
 import { useJsonBodies } from "./http/json-body.ts";
 import { useMetrics } from "./http/metrics.ts";
@@ -112,11 +113,16 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     ],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
-  // Before any route: the request id, 401 challenge, log, metrics, body limits and cancellation
-  // wrap every handler registered after them.
+  // Before any route: the request id, 401 challenge, log, compression, metrics, body limits and
+  // cancellation wrap every handler registered after them.
   useRequestIds(app);
   useBearerChallenge(app);
   useRequestLog(app, deps.logger);
+  // After the request log, whose onSend must see the answer before it is compressed into a stream.
+  await useCompression(app, {
+    enabled: deps.config.HTTP_COMPRESSION,
+    minBytes: deps.config.HTTP_COMPRESSION_MIN_BYTES,
+  });
   useBodyLimits(app);
   useUnitOfWork(app);
   // Compiled reads by shape, shared by the OData and GraphQL surfaces (core/statement-shapes.ts).
