@@ -39,7 +39,7 @@ describe.each(databaseKinds)("probes and the first scrape on %s", (kind) => {
     "%s is the liveness probe: 200 OK, no credential looked up",
     async (path) => {
       const anyone: Record<string, string> = {};
-    for (const headers of [anyone, { authorization: "Bearer not-a-credential" }]) {
+      for (const headers of [anyone, { authorization: "Bearer not-a-credential" }]) {
         const response = await fetch(`${server.url}${path}`, { headers });
         expect(response.status).toBe(200);
         expect(response.headers.get("content-type")).toMatch(/^text\/plain/);
