@@ -67,7 +67,7 @@ try {
     splitting: true,
     format: "esm",
     platform: "node",
-    target: "node20.19",
+    target: "node22.18",
     outExtension: { ".js": ".mjs" },
     external,
     // Bundled CommonJS packages call require() for Node's own modules.

@@ -5,6 +5,7 @@
 import { Command } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { addDeviceCommands } from "./commands/device-commands.ts";
+import { failureMessage } from "./commands/failure-message.ts";
 import { documented } from "./commands/help.ts";
 import { addServerCommands } from "./commands/server-commands.ts";
 
@@ -33,6 +34,6 @@ try {
   await program.parseAsync(argv);
 } catch (error) {
   // What a command's work threw (commander exits by itself on a bad command line).
-  process.stderr.write(`fleetgate ${process.argv[2]}: ${(error as Error).message}\n`);
+  process.stderr.write(`fleetgate ${process.argv[2]}: ${failureMessage(error)}\n`);
   process.exit(1);
 }

@@ -196,9 +196,19 @@ const schema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 75_000),
   SHUTDOWN_DELAY: duration("seconds", 0, 3600, 0),
   SHUTDOWN_GRACE: duration("seconds", 1, 3600, 30),
+  // Response compression (gzip or br, as the client accepts) of answers of at least
+  // HTTP_COMPRESSION_MIN_BYTES; false leaves it to a proxy in front.
+  HTTP_COMPRESSION: z
+    .enum(["true", "false"])
+    .default("true")
+    .transform((value) => value === "true"),
+  HTTP_COMPRESSION_MIN_BYTES: z.coerce.number().int().min(0).default(1024),
   // GET /config: deployment URLs and public client identifiers.
   ...catalogueConfigSchema.shape,
 });
+
+/** Every setting; scripts/env-example.ts writes .env.example from it. */
+export const configSchema = schema;
 
 export type Config = z.infer<typeof schema>;
 

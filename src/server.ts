@@ -21,7 +21,9 @@ import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
 import { createBus } from "./events/bus.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
+import { useBearerChallenge } from "./http/bearer-challenge.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
+import { useCompression } from "./http/compression.ts";
 import { sendError } from "./http/errors.ts";
 import { useJsonBodies } from "./http/json-body.ts";
 import { useMetrics } from "./http/metrics.ts";
@@ -48,8 +50,12 @@ export interface Deps {
   readonly logger: Logger;
 }
 
+// The liveness probe answers under the names other stacks' probes use too (Kubernetes' `/livez`,
+// the older `/healthz`), so a probe copied from one of them needs no change.
+const livenessRoutes = ["/ping", "/livez", "/healthz"];
+
 // Routes for operators and their tools (README "Operations").
-const operationsRoutes = new Set(["/ping", "/readyz", "/metrics"]);
+const operationsRoutes = new Set([...livenessRoutes, "/readyz", "/metrics"]);
 
 export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -105,14 +111,21 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       "OData-EntityId",
       "x-sql-statements",
       "x-affected-rows",
+      "WWW-Authenticate",
       REQUEST_ID_HEADER,
     ],
     methods: ["GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"],
   });
-  // Before any route: the request id, log, metrics, body limits and cancellation wrap every
-  // handler registered after them.
+  // Before any route: the request id, 401 challenge, log, compression, metrics, body limits and
+  // cancellation wrap every handler registered after them.
   useRequestIds(app);
+  useBearerChallenge(app);
   useRequestLog(app, deps.logger);
+  // After the request log, whose onSend must see the answer before it is compressed into a stream.
+  await useCompression(app, {
+    enabled: deps.config.HTTP_COMPRESSION,
+    minBytes: deps.config.HTTP_COMPRESSION_MIN_BYTES,
+  });
   useBodyLimits(app);
   useUnitOfWork(app);
   // The statement caches, shared by the OData and GraphQL surfaces (core/statement-cache.ts).
@@ -131,7 +144,8 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   });
 
   // The probes (README "Operations"): liveness, and readiness (the database answers, not stopping).
-  app.get("/ping", async (_request, reply) => reply.type("text/plain").send("OK"));
+  for (const url of livenessRoutes)
+    app.get(url, async (_request, reply) => reply.type("text/plain").send("OK"));
   useReadiness(app, deps.db);
 
   const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));

@@ -6,6 +6,7 @@ import type { Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import type { Model } from "../model/types.ts";
 import { seedDemo } from "../seed/demo.ts";
+import { commandError } from "./command-errors.ts";
 import type { CommandRequest } from "./control-protocol.ts";
 
 /**
@@ -14,6 +15,19 @@ import type { CommandRequest } from "./control-protocol.ts";
  * one body, so a command prints the same either way.
  */
 export async function execute(
+  db: Database,
+  model: Model,
+  request: CommandRequest,
+  write: (text: string) => void,
+): Promise<void> {
+  try {
+    await run(db, model, request, write);
+  } catch (error) {
+    throw commandError(request, error);
+  }
+}
+
+async function run(
   db: Database,
   model: Model,
   request: CommandRequest,

@@ -24,20 +24,61 @@ function simulationOptions(command: Command): Command {
     .option("--install-ms <ms>", `simulated install time${byDefault(DEFAULT_TIMINGS.installMs)}`);
 }
 
+// A credential on the command line shows in `ps` to every user of the machine, so each can come
+// from the environment instead; a flag given on the command line wins over the environment.
+export const credentialEnvironment = {
+  provisioningKey: "FLEETGATE_PROVISIONING_KEY",
+  token: "FLEETGATE_TOKEN",
+  apiKey: "SUPERVISOR_API_KEY",
+} as const;
+
+const fromEnvironment = (name: string) => ` (or $${name}, which \`ps\` does not show)`;
+
 function managedOptions(command: Command): Command {
   return command
     .option("--api <url>", "the fleetgate cloud to register with and report to (makes the device managed)")
     .option("--fleet <id>", "the id of the fleet the device(s) join")
     .option(
       "--provisioning-key <key>",
-      "the fleet's provisioning key (POST /api-key/application/<id>/provisioning)",
+      `the fleet's provisioning key (POST /api-key/application/<id>/provisioning)${fromEnvironment(credentialEnvironment.provisioningKey)}`,
     )
-    .option("--token <token>", "instead of a provisioning key: a user's token, which first creates one")
+    .option(
+      "--token <token>",
+      `instead of a provisioning key: a user's token, which first creates one${fromEnvironment(credentialEnvironment.token)}`,
+    )
     .option(
       "--state-api <v3|v2>",
       `where state reports go: PATCH /device/v3/state as a v17 supervisor reports, or the older /device/v2/<uuid>/state${byDefault("v3")}`,
     );
 }
+
+/**
+ * The command's arguments, with the credentials its command line left out taken from the
+ * environment: a managed device's provisioning key or token (one of them: both set is an error
+ * that names them), and the supervisor's own API key. An unmanaged device takes no cloud credential.
+ */
+export function argsWithCredentials(command: Command, env: NodeJS.ProcessEnv = process.env): string[] {
+  const args = givenArgs(command);
+  const given = command.opts();
+  const set = (name: string) => (env[name] ? env[name] : undefined);
+  const hasOption = (long: string) => command.options.some((option) => option.long === long);
+  if (!given.unmanaged && given.provisioningKey === undefined && given.token === undefined) {
+    const provisioningKey = set(credentialEnvironment.provisioningKey);
+    const token = set(credentialEnvironment.token);
+    if (provisioningKey && token)
+      throw new Error(
+        `${credentialEnvironment.provisioningKey} and ${credentialEnvironment.token} are both set: unset one, or give --provisioning-key or --token`,
+      );
+    if (provisioningKey) args.push("--provisioning-key", provisioningKey);
+    if (token) args.push("--token", token);
+  }
+  const apiKey = set(credentialEnvironment.apiKey);
+  if (hasOption("--api-key") && given.apiKey === undefined && apiKey) args.push("--api-key", apiKey);
+  return args;
+}
+
+const credentialNote = (flags: string) =>
+  `Credentials on a command line show in \`ps\` to every user of the machine: ${flags} can come\nfrom the environment instead (each flag's help names its variable).`;
 
 export function addDeviceCommands(program: Command): void {
   const supervisor = program
@@ -51,7 +92,7 @@ export function addDeviceCommands(program: Command): void {
     .option("--app-id <id>", "unmanaged: the application's id (default: 1)")
     .option(
       "--api-key <key>",
-      "the supervisor API key for this run: letters, digits, _ (default: the stored key, or a new one)",
+      `the supervisor API key for this run: letters, digits, _${fromEnvironment(credentialEnvironment.apiKey)} (default: the stored key, or a new one)`,
     )
     .option("--uuid <hex>", "the device uuid on first start, 32 or 62 lowercase hex digits (default: random)")
     .option("--host <address>", `where the device API listens${byDefault("127.0.0.1")}`)
@@ -66,14 +107,16 @@ export function addDeviceCommands(program: Command): void {
       `simulated time to stop or start the application${byDefault(DEFAULT_TIMINGS.stepMs)}`,
     )
     .option("--blink-ms <ms>", `how long /v1/blink blinks${byDefault(DEFAULT_TIMINGS.blinkMs)}`)
-    .action(async (_options, command: Command) => (await import("./supervisor.ts")).run(givenArgs(command)));
+    .action(async (_options, command: Command) =>
+      (await import("./supervisor.ts")).run(argsWithCredentials(command)),
+    );
   documented(
     supervisor,
     [
       "npx fleetgate supervisor --unmanaged --api-key secret --port 0 --data-dir ./dev1",
       "npx fleetgate supervisor --api http://127.0.0.1:3000 --provisioning-key <key> --fleet 3 --data-dir ./dev2",
     ],
-    "Give either --unmanaged or --api <url> with --fleet and one of --provisioning-key or --token.",
+    `Give either --unmanaged or --api <url> with --fleet and one of --provisioning-key or --token.\n${credentialNote("--provisioning-key, --token and --api-key")}`,
   );
 
   const fleet = program
@@ -97,13 +140,15 @@ export function addDeviceCommands(program: Command): void {
       `fault: the first devices' applications hold the update lock${byDefault(0)}`,
     )
     .option("--offline-share <0-1>", `fault: the last devices go away once started${byDefault(0)}`)
-    .action(async (_options, command: Command) => (await import("./fleet.ts")).run(givenArgs(command)));
+    .action(async (_options, command: Command) =>
+      (await import("./fleet.ts")).run(argsWithCredentials(command)),
+    );
   documented(
     fleet,
     [
       "npx fleetgate fleet --api http://127.0.0.1:3000 --provisioning-key <key> --fleet 1 --devices 50 --json",
       "npx fleetgate fleet --api http://127.0.0.1:3000 --token <token> --fleet 1 --devices 200 --error-rate 0.05",
     ],
-    "--api, --fleet, --devices and one of --provisioning-key or --token are required. A list such as\n--supervisor-version 17.1.4,6.6.0 mixes versions: device n runs the (n mod count)th.",
+    `--api, --fleet, --devices and one of --provisioning-key or --token are required. A list such as\n--supervisor-version 17.1.4,6.6.0 mixes versions: device n runs the (n mod count)th.\n${credentialNote("--provisioning-key and --token")}`,
   );
 }

@@ -67,7 +67,9 @@ export async function run(args: string[]): Promise<void> {
   }
   const options = parsed.data;
   if (!options["provisioning-key"] && !options.token)
-    throw new Error(`--provisioning-key or --token is required\nusage: ${usage}`);
+    throw new Error(
+      `--provisioning-key or --token (or $FLEETGATE_PROVISIONING_KEY or $FLEETGATE_TOKEN) is required\nusage: ${usage}`,
+    );
   const log = (message: string) =>
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), msg: message })}\n`);
   const fleet = await startFleet({

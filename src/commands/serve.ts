@@ -5,7 +5,7 @@ import { ensureAdmin } from "../accounts.ts";
 import { loadDefaultCatalogue } from "../catalogue/defaults.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { Database } from "../db/database.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrate, readMigrations } from "../db/migrate.ts";
 import { openDatabase } from "../db/open.ts";
 import { beginShutdown } from "../http/readiness.ts";
 import { createLogger } from "../logger.ts";
@@ -94,6 +94,15 @@ export async function run(): Promise<void> {
  * Opens the database, applies pending migrations, makes sure there is an admin, and loads the
  * shipped device-type catalogue into a database that never had it.
  */
+/** Whether the database has never been migrated: this is its first start. */
+async function isNewDatabase(db: Database): Promise<boolean> {
+  const [row] = await db.query<{ fresh: boolean }>({
+    text: `SELECT to_regclass('"_prisma_migrations"') IS NULL AS "fresh"`,
+    values: [],
+  });
+  return row?.fresh === true;
+}
+
 async function prepareDatabase(
   config: Config,
   model: Model,
@@ -101,8 +110,17 @@ async function prepareDatabase(
 ): Promise<{ db: Database; admin: AdminOrigin }> {
   const db = await openDatabase(config, { progress: (message) => logger.info(message) });
   try {
+    // A first start takes seconds (every migration, the admin's password hash, the catalogue with
+    // its host OS fleets): each step is announced as it begins, so a person sees it progress.
+    const first = await isNewDatabase(db);
+    const step = (message: string) => {
+      if (first) logger.info(`first start: ${message}`);
+    };
+    step(`applying ${readMigrations().length} migrations`);
+    let began = since();
     const applied = await migrate(db);
-    if (applied.length) logger.info({ applied }, "migrations applied");
+    if (applied.length) logger.info({ applied, ms: since() - began }, "migrations applied");
+    step(`creating the admin user '${config.ADMIN_USERNAME}'`);
     const admin = await ensureAdmin(db, model, {
       username: config.ADMIN_USERNAME,
       password: config.ADMIN_PASSWORD,
@@ -113,8 +131,11 @@ async function prepareDatabase(
           "It is shown this once; set ADMIN_PASSWORD before the first start to choose it.\n\n",
       );
     }
+    step("loading the shipped device-type catalogue and its host OS fleets");
+    began = since();
     const deviceTypes = await loadDefaultCatalogue(db);
-    if (deviceTypes) logger.info({ deviceTypes }, "loaded the default device-type catalogue");
+    if (deviceTypes)
+      logger.info({ deviceTypes, ms: since() - began }, "loaded the default device-type catalogue");
     const origin = !admin.created ? "existing" : admin.generatedPassword ? "generated" : "configured";
     return { db, admin: origin };
   } catch (error) {

@@ -125,7 +125,7 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
       reply.header("www-authenticate", 'Bearer realm="metrics"');
       throw new Unauthorized();
     }
-    const text = `${requests.text()}\n${await registry.metrics()}${await processMetrics().metrics()}`;
+    const text = `${requests.text()}\n${await registry.metrics()}${notANumber(await processMetrics().metrics())}`;
     return reply.type(registry.contentType).send(text);
   });
 
@@ -158,6 +158,15 @@ function poolMetrics(db: Database, registers: Registry[]): void {
   gauge("fleetgate_db_pool_connections", "Connections open, busy or idle", () => stats().total);
   gauge("fleetgate_db_pool_idle_connections", "Connections open and idle", () => stats().idle);
   gauge("fleetgate_db_pool_waiting_requests", "Callers waiting for a connection", () => stats().waiting);
+}
+
+/**
+ * prom-client 15 writes a NaN sample as `Nan`; the text format spells it `NaN`, and strict parsers
+ * refuse the other. The event-loop lag's mean and deviation are NaN whenever no delay was sampled
+ * since the last scrape (always on the first, which starts the sampling).
+ */
+function notANumber(text: string): string {
+  return text.replace(/ Nan$/gm, " NaN");
 }
 
 /** `Authorization: Bearer <token>`, compared in constant time. */

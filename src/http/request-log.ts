@@ -1,14 +1,20 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { redactUrl } from "../redact.ts";
 import { statementsOf } from "./unit-of-work.ts";
 
 const actors = new WeakMap<FastifyRequest, number>();
 
+// nginx's "client closed request": what the log says of an answer its client did not wait for.
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /** The actor whose credential the request carried, for its log line. */
 export function noteActor(request: FastifyRequest, actor: number): void {
   actors.set(request, actor);
 }
+
+const isStream = (payload: unknown): boolean =>
+  typeof (payload as { pipe?: unknown } | null)?.pipe === "function";
 
 /**
  * One log line per request with its id (`reqId`, as in `x-request-id`), method, URL (credentials
@@ -17,12 +23,7 @@ export function noteActor(request: FastifyRequest, actor: number): void {
  * and benchmarks (counted by the unit of work, ./unit-of-work.ts).
  */
 export function useRequestLog(app: FastifyInstance, logger: Logger): void {
-  // Callback hooks, not async ones, on every request: no promise per hook.
-  app.addHook("onSend", (request, reply, payload, done) => {
-    reply.header("x-sql-statements", statementsOf(request));
-    done(null, payload);
-  });
-  app.addHook("onResponse", (request, reply, done) => {
+  const line = (request: FastifyRequest, reply: FastifyReply, status: number) => {
     // Built only when it is written. Written by the server's logger with the request's id, the
     // same line a request's child logger would write, so no child is made for it (logger.ts).
     if (logger.isLevelEnabled("info"))
@@ -32,13 +33,30 @@ export function useRequestLog(app: FastifyInstance, logger: Logger): void {
           method: request.method,
           // `?apikey=` carries a credential: the query's credentials never reach the log.
           url: redactUrl(request.url),
-          status: reply.statusCode,
+          status,
           ms: Math.round(reply.elapsedTime * 100) / 100,
           statements: statementsOf(request),
           actor: actors.get(request),
         },
         "request",
       );
+  };
+  // Requests whose streamed answer (an SSE subscription) their client closed: fastify's
+  // onResponse waits for an end that never comes, so their line is written at the close.
+  const closedEarly = new WeakSet<FastifyRequest>();
+  // Callback hooks, not async ones, on every request: no promise per hook.
+  app.addHook("onSend", (request, reply, payload, done) => {
+    reply.header("x-sql-statements", statementsOf(request));
+    if (isStream(payload))
+      reply.raw.once("close", () => {
+        if (reply.raw.writableFinished) return;
+        closedEarly.add(request);
+        line(request, reply, CLIENT_CLOSED_REQUEST);
+      });
+    done(null, payload);
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    if (!closedEarly.has(request)) line(request, reply, reply.statusCode);
     done();
   });
 }

@@ -11,7 +11,7 @@ import { openEmbedded } from "../../src/db/embedded.ts";
 const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 const run = promisify(execFile);
 
-describe("fleetgate user add / org add", () => {
+describe("fleetgate user add / org add", { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "fleetgate-cli-"));
   const env = { ...process.env, DATA_DIR: dir, DATABASE_URL: "" };
   const fleetgate = (...args: string[]) => run(process.execPath, [bin, ...args], { env });
@@ -56,11 +56,28 @@ describe("fleetgate user add / org add", () => {
     ).rejects.toMatchObject({
       stderr: expect.stringMatching(/at least 8 characters/),
     });
-    await expect(
-      fleetgate("user", "add", "carol", "--email", "c@example.com", "--password", "long-enough"),
-    ).rejects.toMatchObject({
-      stderr: expect.stringMatching(/unique/),
-    });
+    // A name or handle taken reads as such, never as PostgreSQL's text (issue 31).
+    for (const [args, message] of [
+      [
+        ["user", "add", "carol", "--email", "c@example.com", "--password", "long-enough"],
+        "fleetgate user: A user named 'carol' already exists (usernames are compared without case)\n",
+      ],
+      [
+        ["user", "add", "Carol", "--email", "c@example.com", "--password", "long-enough"],
+        "fleetgate user: A user named 'Carol' already exists (usernames are compared without case)\n",
+      ],
+      [
+        ["user", "add", "eve", "--email", "CAROL@example.com", "--password", "long-enough"],
+        "fleetgate user: A user with the e-mail address 'CAROL@example.com' already exists (compared without case)\n",
+      ],
+      [
+        ["user", "add", "acme", "--email", "acme@example.com", "--password", "long-enough"],
+        "fleetgate user: An organization with the handle 'acme' already exists; a user's personal organization takes their username as its handle\n",
+      ],
+      [["org", "add", "acme"], "fleetgate org: An organization with the handle 'acme' already exists\n"],
+    ] as const) {
+      await expect(fleetgate(...args), args.join(" ")).rejects.toMatchObject({ code: 1, stderr: message });
+    }
     await expect(fleetgate("user", "add")).rejects.toMatchObject({
       stderr: expect.stringMatching(
         /required option '--email <email>' not specified[\s\S]*npx fleetgate user add --help/,

@@ -75,11 +75,29 @@ describe("the first screen of `npm start`", { timeout: 180_000 }, () => {
       // Log lines read as text, not JSON.
       expect(screen).toMatch(/\d\d:\d\d:\d\d\] INFO: Server listening at http:\/\/127\.0\.0\.1:\d+/);
       expect(screen).not.toMatch(/^\{"level"/m);
-      const ping = await fetch(`${api}/ping`);
+      // The first start said what it did as it went (issue 31).
+      const steps = [
+        "creating the embedded database in",
+        "first start: applying",
+        "first start: creating the admin user 'admin'",
+        "first start: loading the shipped device-type catalogue",
+        "Server listening at",
+      ].map((step) => screen.indexOf(step));
+      expect(
+        steps.every((index) => index >= 0),
+        screen,
+      ).toBe(true);
+      expect(steps).toEqual([...steps].sort((a, b) => a - b));
+      // A request's line ends with its id, the one a client or a 500's body quotes (issue 31).
+      const ping = await fetch(`${api}/ping`, { headers: { "x-request-id": "first-screen-ping" } });
       expect(ping.status).toBe(200);
       await expect
         .poll(() => server.screen(), { timeout: 10_000 })
-        .toMatch(/INFO: GET \/ping 200 [\d.]+ ms 0 SQL/);
+        .toMatch(/INFO: GET \/ping 200 [\d.]+ ms 0 SQL \[first-screen-ping\]/);
+      await fetch(`${api}/ping`);
+      await expect
+        .poll(() => server.screen(), { timeout: 10_000 })
+        .toMatch(/INFO: GET \/ping 200 [\d.]+ ms 0 SQL \[[0-9a-f]{8}-[0-9a-f-]{27}\]/);
     } finally {
       expect(await server.stop()).toBe(0);
     }
