@@ -148,6 +148,9 @@ const deviceFields = [
   // Its host OS release (balena-sdk's pinToOsRelease), by balena's rules (src/core/write/rules/host-os.ts).
   "should_be_operated_by__release",
   "is_active",
+  // Its supervisor release (balena-sdk 23's pinToSupervisorRelease), by balena's rules
+  // (src/core/write/rules/supervisor-release.ts).
+  "should_be_managed_by__release",
 ] as const;
 // What a device reports about itself. balena lets a user who may write the device's fleet write
 // these too (tools and tests stand in for a device that way); callers who may only read it may not.
@@ -299,6 +302,7 @@ export const reverseNavigations: Record<string, string> = {
   "device.should_be_operated_by__release": "should_operate__device",
   "device.should_be_managed_by__supervisor_release": "should_manage__device",
   "device.is_managed_by__service_instance": "manages__device",
+  "device.should_be_managed_by__release": "should_manage__device",
   "application.user": "owns__application",
   "application.depends_on__application": "is_depended_on_by__application",
   "application.organization": "application",

@@ -24,6 +24,7 @@ const linkFields: Record<string, readonly string[]> = {
     "is_running__release",
     "should_be_operated_by__release",
     "should_be_managed_by__supervisor_release",
+    "should_be_managed_by__release",
     "is_managed_by__service_instance",
   ],
   application: [

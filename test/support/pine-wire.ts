@@ -25,6 +25,7 @@ const linkColumns: Record<string, readonly string[]> = {
     "should_be_operated_by__release",
     "should_be_managed_by__supervisor_release",
     "is_managed_by__service_instance",
+    "should_be_managed_by__release",
   ],
   application: [
     "user",
