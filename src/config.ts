@@ -153,8 +153,10 @@ const schema = z.object({
   COMMAND_JOB_SUPERVISE_INTERVAL: duration("seconds", 1, 3600, 15),
   COMMAND_JOB_POLL_INTERVAL: z.coerce.number().min(0.5).max(3600).default(2),
   // OData reads: the cost limit (rows a request could produce), what a collection or expansion
-  // without $top counts as, and how deeply $expand may nest.
-  ODATA_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),
+  // without $top counts as, and how deeply $expand may nest. The cost limit sits between three
+  // nested unbounded levels (1000³, as balena-sdk's os.getAvailableOsVersions asks: fleets, their
+  // releases, the releases' tags) with their siblings, and four (1000⁴), not on three exactly.
+  ODATA_MAX_COST: z.coerce.number().int().positive().default(10_000_000_000),
   ODATA_UNBOUNDED_ROWS: z.coerce.number().int().positive().default(1000),
   ODATA_MAX_EXPAND_DEPTH: z.coerce.number().int().positive().default(5),
   // GraphQL at /graphql: the protections, and whether the schema may be explored.

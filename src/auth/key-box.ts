@@ -25,3 +25,11 @@ export class KeyBox {
     return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()]).toString("utf8");
   }
 }
+
+/**
+ * A key's SHA-256, hex: how the cloud remembers the supervisor keys a device has retired without
+ * keeping them (src/proxy/regenerated-key.ts, src/devices/state.ts).
+ */
+export function keyFingerprint(plain: string): string {
+  return createHash("sha256").update(plain).digest("hex");
+}

@@ -12,7 +12,7 @@ export interface ReadLimits {
 }
 
 export const defaultReadLimits: ReadLimits = {
-  maxCost: 1_000_000_000,
+  maxCost: 10_000_000_000,
   unboundedRows: 1000,
   maxExpandDepth: 5,
 };

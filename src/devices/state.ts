@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { KeyBox } from "../auth/key-box.ts";
+import { type KeyBox, keyFingerprint } from "../auth/key-box.ts";
 import type { UpdateStatus } from "../core/write/rules/device.ts";
 import { releaseWithCommit } from "../core/write/rules/release.ts";
 import { channels, devicePayload, notify } from "../db/channels.ts";
@@ -94,7 +94,12 @@ export async function recordState(
     return [sql`${ident(column)} = ${param(value, cast)}`];
   });
   if (report.api_key !== undefined) {
-    assignments.push(sql`"supervisor_api_key_ciphertext" = ${param(keys.seal(report.api_key), "text")}`);
+    // A key the device retired when the proxy had it regenerate one (src/proxy/regenerated-key.ts)
+    // comes from a report older than the regeneration: the cloud keeps the new key it stored.
+    const retired = sql`strpos(coalesce(${device}."supervisor_api_key_retired", ''), ${param(keyFingerprint(report.api_key), "text")}) > 0`;
+    assignments.push(
+      sql`"supervisor_api_key_ciphertext" = CASE WHEN ${retired} THEN ${device}."supervisor_api_key_ciphertext" ELSE ${param(keys.seal(report.api_key), "text")} END`,
+    );
   }
   if (report.commit !== undefined) {
     // A failed build and its rebuild share a commit: the same choice as everywhere (newest successful).

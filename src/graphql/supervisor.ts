@@ -53,7 +53,7 @@ const mutations: Record<string, Command> = {
   supervisorRegenerateApiKey: {
     path: "/v1/regenerate-api-key",
     method: "POST",
-    description: "Give the supervisor a new API key (the cloud learns it from the next state report)",
+    description: "Give the supervisor a new API key (the cloud stores it from the device's answer)",
   },
   supervisorStopApp: {
     path: "/v1/apps/:appId/stop",

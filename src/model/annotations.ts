@@ -27,6 +27,7 @@ export const hiddenColumns: Record<string, readonly string[]> = {
     "supervisor_api_address",
     "supervisor_api_port",
     "supervisor_api_key_ciphertext",
+    "supervisor_api_key_retired",
     "last_heartbeat_at",
     // balena's v7 reads it, its v6 does not: /v7 names it (src/odata/versions/v7.ts).
     "changed_api_heartbeat_state_on__date",
@@ -147,6 +148,9 @@ const deviceFields = [
   "should_be_running__release",
   // Its host OS release (balena-sdk's pinToOsRelease), by balena's rules (src/core/write/rules/host-os.ts).
   "should_be_operated_by__release",
+  // Its supervisor release (balena-sdk 23's pinToSupervisorRelease), by balena's rules
+  // (src/core/write/rules/supervisor-release.ts).
+  "should_be_managed_by__release",
   "is_active",
 ] as const;
 // What a device reports about itself. balena lets a user who may write the device's fleet write
@@ -298,6 +302,7 @@ export const reverseNavigations: Record<string, string> = {
   "device.is_running__release": "is_running_on__device",
   "device.should_be_operated_by__release": "should_operate__device",
   "device.should_be_managed_by__supervisor_release": "should_manage__device",
+  "device.should_be_managed_by__release": "should_manage__device",
   "device.is_managed_by__service_instance": "manages__device",
   "application.user": "owns__application",
   "application.depends_on__application": "is_depended_on_by__application",

@@ -1,6 +1,7 @@
 import { recordCommand } from "./audit.ts";
 import { callDevices, checkCommand } from "./device-call.ts";
 import { outcomeOf } from "./outcome.ts";
+import { keepRegeneratedKeys } from "./regenerated-key.ts";
 import { findTargets } from "./targets.ts";
 import type { DeviceResult, ProxyContext, ProxyInput } from "./types.ts";
 
@@ -14,6 +15,13 @@ export async function proxyCommand(input: ProxyInput, context: ProxyContext): Pr
   const rows = await findTargets(input, context);
   const results = await callDevices(rows, command, context);
   context.observe?.(results.map(outcomeOf));
+  // Before the answer goes back: the caller's next command uses the key the device has now.
+  await keepRegeneratedKeys(
+    context.db,
+    context.keys,
+    command,
+    rows.map((row, index) => [row, results[index] as DeviceResult] as const),
+  );
   if (command.method !== "GET" && command.method !== "HEAD") {
     await recordCommand(context.db, {
       actor: context.actor,

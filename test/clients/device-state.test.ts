@@ -5,8 +5,8 @@ import { type ClientsWorld, clientsWorld, type User, uuid } from "./fixture.ts";
 
 // Issue 30, a device's state as balena-sdk's own tests (tests/integration/models/device.spec.ts)
 // drive it, through balena-sdk 19.7.3 (/v6/) and the newest (/v7/):
-// - a registered device that never connected reads `inactive` on v6 (balena's docs: "deactivated or
-//   preregistered but has not yet connected") and `configuring` on v7 (balena's v7 rule, see
+// - a registered device that never connected reads `configuring` on v6 and v7 alike (balena's
+//   isPreProvisioning case, in its v6 translation src/translations/v6/v6.ts as in its v7 rule, see
 //   device-v7-status.test.ts); `is_online: true` makes it idle (v7: reduced-functionality, as the API
 //   has not heard from it), `is_online: false` then offline (v7: disconnected);
 // - `last_connectivity_event` is written like the other reported fields by whoever may write the
@@ -42,7 +42,7 @@ describe.each(databaseKinds)("a device's state as balena-sdk reads and writes it
       }
     ).d[0];
 
-  it("registered, online, offline: inactive, idle, offline (v7: configuring, reduced-functionality, disconnected)", async () => {
+  it("registered, online, offline: configuring, idle, offline (v7: configuring, reduced-functionality, disconnected)", async () => {
     const calls6 = sdkCalls(v6.log);
     const calls7 = sdkCalls(v7.log);
     const key = uuid();
@@ -52,12 +52,23 @@ describe.each(databaseKinds)("a device's state as balena-sdk reads and writes it
       await calls6.call("v6 getStatus", () => v6.sdk.models.device.getStatus(key)),
       await calls7.call("v7 getStatus", () => v7.sdk.models.device.getStatus(key)),
     ];
-    expect(await statuses()).toEqual(["inactive", "configuring"]);
+    expect(await statuses()).toEqual(["configuring", "configuring"]);
     expect(
       await calls6.call("get computed terms", () =>
         v6.sdk.models.device.get(key, { $select: ["overall_status", "overall_progress"] }),
       ),
-    ).toMatchObject({ overall_status: "inactive", overall_progress: null });
+    ).toMatchObject({ overall_status: "configuring", overall_progress: null });
+    // balena's pre-provisioning progress is the provisioning progress the device reported, on both.
+    await calls6.call("provisioning", () =>
+      v6.sdk.pine.patch({ resource: "device", id, body: { provisioning_progress: 20 } }),
+    );
+    for (const version of ["v6", "v7"] as const) {
+      expect(await read(version, id, "overall_status,overall_progress")).toEqual({
+        overall_status: "configuring",
+        overall_progress: 20,
+      });
+    }
+    await v6.sdk.pine.patch({ resource: "device", id, body: { provisioning_progress: null } });
     // The registered device is still is_active: only its status says it has not connected yet.
     expect(await read("v6", id, "is_active,is_online,last_connectivity_event")).toEqual({
       is_active: true,

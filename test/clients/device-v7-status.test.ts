@@ -78,8 +78,8 @@ describe.each(databaseKinds)("v7's overall_status on %s", (kind) => {
 
   it("registered, reporting, swept, on the VPN only, heard by the API only: balena's v7 statuses", async () => {
     const device = await register();
-    // Never connected: v7 says configuring (pre-provisioning), v6 inactive.
-    expect(await statuses(device)).toEqual(["inactive", "configuring"]);
+    // Never connected: configuring (balena's pre-provisioning) on both versions.
+    expect(await statuses(device)).toEqual(["configuring", "configuring"]);
     await report(device);
     expect(await statuses(device)).toEqual(["idle", "operational"]);
     await sweep(device);

@@ -30,10 +30,8 @@ describe.each(databaseKinds)("a device's host OS release on %s", (kind) => {
   let ownRelease: number;
 
   beforeAll(async () => {
-    // balena-sdk's os.getAvailableOsVersions expands fleets' tags and releases and the releases' tags,
-    // none with $top: 1,000 + 1,000,000 + 1,000,000 + 1,000,000,000 rows by the cost rule (README,
-    // "Limits"), just over the default ODATA_MAX_COST. An operator whose users pin OS releases raises it.
-    world = await clientsWorld(kind, { ODATA_MAX_COST: "1002002000" });
+    // The default limits: balena-sdk's os.getAvailableOsVersions must pass them (below).
+    world = await clientsWorld(kind);
     owner = await world.user("os-owner");
     stranger = await world.user("os-stranger");
     fleet = await world.fleet("os-devices", "raspberrypi4-64", owner.token);
@@ -91,18 +89,31 @@ describe.each(databaseKinds)("a device's host OS release on %s", (kind) => {
   const operatorPatch = (id: number, release: number) =>
     world.send("PATCH", `/v7/device(${id})`, { should_be_operated_by__release: release });
 
-  it("the SDK's OS version list is over the default cost limit", async () => {
-    const defaults = await clientsWorld(kind);
-    try {
-      const sdk = loggedSdk(defaults.server.url, "latest");
-      await sdk.sdk.auth.loginWithToken(defaults.server.adminKey);
-      const error = await sdkCalls(sdk.log).failure("os.getAvailableOsVersions", () =>
-        sdk.sdk.models.os.getAvailableOsVersions("raspberrypi4-64"),
-      );
-      expect(error.message).toContain("could produce up to 1002002000 rows");
-    } finally {
-      await defaults.close();
-    }
+  it("the SDK's OS version list passes the default cost limit; a fourth unbounded level does not", async () => {
+    // os.getAvailableOsVersions expands fleets' tags and releases and the releases' tags, none with
+    // $top: 1,000 + 1,000,000 + 1,000 + 1,000,000 + 1,000,000,000 rows by the cost rule (README,
+    // "Limits"), which the default ODATA_MAX_COST (10,000,000,000) admits.
+    const sdk = loggedSdk(world.server.url, "latest");
+    await sdk.sdk.auth.loginWithToken(world.server.adminKey);
+    const calls = sdkCalls(sdk.log);
+    const sent = await calls.requestsOf("os.getAvailableOsVersions", () =>
+      sdk.sdk.models.os.getAvailableOsVersions("raspberrypi4-64"),
+    );
+    expect(sent.some((request) => request.includes("owns__release("))).toBe(true);
+    // The limit still refuses four nested unbounded levels (1,000⁴ rows and more), through the SDK too.
+    const error = (await calls.failure("organizations' fleets' devices' tags", () =>
+      sdk.sdk.pine.get({
+        resource: "organization",
+        options: {
+          $select: "id",
+          $expand: { application: { $expand: { owns__device: { $expand: { device_tag: {} } } } } },
+        },
+      }),
+    )) as Error & { statusCode?: number };
+    expect(error.statusCode).toBe(400);
+    expect(error.message).toContain(
+      "could produce up to 1001001001000 rows, more than the limit of 10000000000 (ODATA_MAX_COST)",
+    );
   });
 
   it("pinToOsRelease: the SDK finds the release (phase and all) and the device is pinned to it", async () => {

@@ -36,15 +36,17 @@ describe.each(databaseKinds)("OData read limits on %s", (kind) => {
   const get = (on: TestServer, url: string) => on.app.inject({ method: "GET", url });
 
   it("refuses the nested expansion cycle before it runs, naming the limit and where to add $top", async () => {
-    const reply = await get(server, `/v6/device?$expand=${cycle(2)}`);
+    // Four nested unbounded levels (the cycle's two, then each device's tags): 1000⁴ and more.
+    const deepest = cycle(2).replace("owns__device()", "owns__device($expand=device_tag)");
+    const reply = await get(server, `/v6/device?$expand=${deepest}`);
     expect(reply.statusCode).toBe(400);
     const message = JSON.parse(reply.body) as string;
     expect(message).toMatch(
-      /could produce up to \d+ rows, more than the limit of 1000000000 \(ODATA_MAX_COST\)/,
+      /could produce up to 1001002002000 rows, more than the limit of 10000000000 \(ODATA_MAX_COST\)/,
     );
     expect(message).toMatch(/without \$top counts as 1000 rows/);
     expect(message).toContain(
-      "add $top to belongs_to__application/owns__device, belongs_to__application/owns__device/belongs_to__application/owns__device",
+      "add $top to belongs_to__application/owns__device, belongs_to__application/owns__device/belongs_to__application/owns__device, belongs_to__application/owns__device/belongs_to__application/owns__device/device_tag",
     );
     // Refused before compiling: no statement ran.
     expect(reply.headers["x-sql-statements"]).toBe("0");

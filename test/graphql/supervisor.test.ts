@@ -428,7 +428,7 @@ describe("GraphQL remote control against fleetgate fleet devices", () => {
     }
   });
 
-  it("supervisorRegenerateApiKey: the device answers with its new key, and the cloud uses it from its next report", async () => {
+  it("supervisorRegenerateApiKey: the device answers with its new key, and the cloud stores and uses it", async () => {
     const [, , third] = a as [FleetDevice, FleetDevice, FleetDevice];
     const sealedBefore = (
       await server.test.db.prisma.device.findFirstOrThrow({ where: { uuid: third.uuid } })

@@ -603,6 +603,7 @@ describe.each(databaseKinds)("response formats on %s", (kind) => {
           "supervisor_api_address",
           "supervisor_api_port",
           "supervisor_api_key_ciphertext",
+          "supervisor_api_key_retired",
           "last_heartbeat_at",
           "changed_api_heartbeat_state_on__date",
         ],

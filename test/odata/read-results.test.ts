@@ -24,6 +24,7 @@ const linkFields: Record<string, readonly string[]> = {
     "is_running__release",
     "should_be_operated_by__release",
     "should_be_managed_by__supervisor_release",
+    "should_be_managed_by__release",
     "is_managed_by__service_instance",
   ],
   application: [
@@ -44,6 +45,7 @@ const hiddenFields: Record<string, readonly string[]> = {
     "supervisor_api_address",
     "supervisor_api_port",
     "supervisor_api_key_ciphertext",
+    "supervisor_api_key_retired",
     "last_heartbeat_at",
     "changed_api_heartbeat_state_on__date",
   ],

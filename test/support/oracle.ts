@@ -50,7 +50,7 @@ export function overallStatus(d: {
   const heartbeat = d.api_heartbeat_state ?? "unknown";
   if (!d.is_active) return "inactive";
   if (d.provisioning_state === "Post-Provisioning") return "post-provisioning";
-  if (!d.is_online && d.last_connectivity_event === null && heartbeat === "unknown") return "inactive";
+  if (!d.is_online && d.last_connectivity_event === null && heartbeat === "unknown") return "configuring";
   if (!d.is_online && (heartbeat === "offline" || heartbeat === "unknown")) return "offline";
   if (d.download_progress !== null && d.status === "Downloading") return "updating";
   if (d.provisioning_progress !== null) return "configuring";

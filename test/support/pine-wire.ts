@@ -9,6 +9,7 @@ const hiddenColumns: Record<string, readonly string[]> = {
     "supervisor_api_address",
     "supervisor_api_port",
     "supervisor_api_key_ciphertext",
+    "supervisor_api_key_retired",
     "last_heartbeat_at",
     "changed_api_heartbeat_state_on__date",
   ],
@@ -24,6 +25,7 @@ const linkColumns: Record<string, readonly string[]> = {
     "is_running__release",
     "should_be_operated_by__release",
     "should_be_managed_by__supervisor_release",
+    "should_be_managed_by__release",
     "is_managed_by__service_instance",
   ],
   application: [

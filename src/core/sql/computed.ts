@@ -13,11 +13,12 @@ import {
 
 type ComputedSql = (row: Fragment) => Fragment;
 
-// overall_status, balena's rule (open-balena-api src/features/devices/models/device-additions.ts
-// and its v6 translation; balenaCloud's is_active), first match wins:
-//   inactive           deactivated (is_active = false), or registered but never connected: not
-//                      online, no connectivity event, API heartbeat still "unknown"
+// overall_status, balena's v6 rule (open-balena-api src/translations/v6/v6.ts, which redefines it
+// from src/features/devices/models/device-additions.ts), first match wins:
+//   inactive           deactivated (is_active = false)
 //   post-provisioning  provisioning_state is "Post-Provisioning"
+//   configuring        registered but never connected (balena's isPreProvisioning): not online, no
+//                      connectivity event, API heartbeat still "unknown"
 //   offline            not online, API heartbeat "offline" or "unknown"
 //   updating           downloading a release: status "Downloading" with a download_progress
 //   configuring        still provisioning: provisioning_progress set
@@ -27,7 +28,7 @@ const overallStatus: ComputedSql = (row) => sql`CASE
       WHEN NOT ${row}."is_active" THEN 'inactive'
       WHEN ${row}."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'
       WHEN NOT ${row}."is_online" AND ${row}."last_connectivity_event" IS NULL
-        AND ${row}."api_heartbeat_state" = 'unknown' THEN 'inactive'
+        AND ${row}."api_heartbeat_state" = 'unknown' THEN 'configuring'
       WHEN NOT ${row}."is_online" AND ${row}."api_heartbeat_state" IN ('offline', 'unknown') THEN 'offline'
       WHEN ${row}."download_progress" IS NOT NULL AND ${row}."status" = 'Downloading' THEN 'updating'
       WHEN ${row}."provisioning_progress" IS NOT NULL THEN 'configuring'

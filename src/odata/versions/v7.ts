@@ -3,7 +3,8 @@ import type { VersionStep } from "./step.ts";
 // v7 (balena-sdk 20 and later) against v6, the core's version (pinejs-wire-format.md, v6→v7):
 // - a device's writable release is its pin, `is_pinned_on__release`; `should_be_running__release`
 //   is read-only, computed as the pin, else the fleet's target;
-// - `should_be_managed_by__supervisor_release` is `should_be_managed_by__release`;
+// - a device's supervisor is `should_be_managed_by__release` (a release, as in balena's v7 model):
+//   v6's `supervisor_release` resource and the device's link to it are gone;
 // - `actor` is a link (`{"__id"}`);
 // - overall_status and overall_progress follow balena's v7 rule (src/core/sql/computed.ts): it says
 //   `disconnected`, `reduced-functionality` and `operational` where v6 says `offline` and `idle`;
@@ -13,16 +14,20 @@ import type { VersionStep } from "./step.ts";
 export const v7: VersionStep = {
   version: "v7",
   to: "v6",
-  missingResources: ["my_application"],
+  missingResources: ["my_application", "supervisor_release"],
   renamed: {
     device: {
       is_pinned_on__release: "should_be_running__release",
-      should_be_managed_by__release: "should_be_managed_by__supervisor_release",
     },
     release: { is_pinned_to__device: "should_be_running_on__device" },
   },
   missing: {
-    device: ["is_managed_by__device", "manages__device", "logs_channel"],
+    device: [
+      "is_managed_by__device",
+      "manages__device",
+      "logs_channel",
+      "should_be_managed_by__supervisor_release",
+    ],
     application: ["depends_on__application", "is_depended_on_by__application"],
   },
   links: {

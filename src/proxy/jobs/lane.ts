@@ -2,6 +2,7 @@ import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
 import { callDevice } from "../device-call.ts";
 import { outcomeOf, type ProxyOutcome } from "../outcome.ts";
+import { keepRegeneratedKeys } from "../regenerated-key.ts";
 import type { DeviceCallContext, DeviceResult, LaneData } from "../types.ts";
 import { type Call, checkAgain, claimDevices } from "./check.ts";
 import type { CommandQueue, LaneRun } from "./queue.ts";
@@ -147,7 +148,8 @@ export async function runLane(
             error: error instanceof Error ? error.message : String(error),
           }),
         )
-        .then((result) => {
+        .then(async (result) => {
+          await keepRegeneratedKeys(deps.db, deps.keys, command, [[device, result]]);
           deps.writer.add(job, outcomeOfCall(claim, result, limits));
           outcomes.push(outcomeOf(result));
           if (outcomes.length === calls.length) deps.observe?.(outcomes);

@@ -5,6 +5,7 @@ import { ids as idList, idsWhere } from "../statements.ts";
 import type { Values } from "../values.ts";
 import { checkHostOsRules, checkNoDowngrade, devicesOf } from "./host-os.ts";
 import { newActor, releasesOutsideFleet, visibleTo } from "./shared.ts";
+import { checkSupervisorRules, checkSupervisorUpgrade } from "./supervisor-release.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 const UUID = /^[0-9a-f]{32}([0-9a-f]{30})?$/;
@@ -88,6 +89,8 @@ async function checkPins(ids: readonly number[], context: RuleContext): Promise<
 
 /** A host OS release is checked by balena's rules when it, or what they read of the device, changes. */
 const hostOsFields = ["should_be_operated_by__release", "os_version", "is_of__device_type"];
+/** So is a supervisor release. */
+const supervisorFields = ["should_be_managed_by__release", "is_of__device_type"];
 
 export const deviceRules: ResourceRules = {
   coercions: {
@@ -137,6 +140,8 @@ export const deviceRules: ResourceRules = {
     }
     const hostOs = values.get("should_be_operated_by__release");
     if (typeof hostOs === "number") await checkNoDowngrade(hostOs, ids, context);
+    const supervisor = values.get("should_be_managed_by__release");
+    if (typeof supervisor === "number") await checkSupervisorUpgrade(supervisor, ids, context);
     if (values.get("is_active") === false) {
       // Online as it will be after this write (a user may now report a device offline themselves).
       const online = values.has("is_online")
@@ -171,5 +176,7 @@ export const deviceRules: ResourceRules = {
     if (values.has("should_be_running__release") || values.has("belongs_to__application"))
       await checkPins(ids, context);
     if (hostOsFields.some((field) => values.has(field))) await checkHostOsRules(context, devicesOf(ids));
+    if (supervisorFields.some((field) => values.has(field)))
+      await checkSupervisorRules(context, devicesOf(ids));
   },
 };

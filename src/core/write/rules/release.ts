@@ -5,6 +5,7 @@ import type { Values } from "../values.ts";
 import { checkHostOsRules, devicesOperatedBy } from "./host-os.ts";
 import { numberReleases } from "./release-revision.ts";
 import { visibleTo } from "./shared.ts";
+import { checkSupervisorRules, devicesManagedBy } from "./supervisor-release.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
 /** The release a fleet that tracks the latest release should run: its newest successful, final, valid one. */
@@ -106,6 +107,9 @@ export const releaseRules: ResourceRules = {
     // A host OS release that devices should run must stay one they may run.
     if (values.has("status") || values.has("is_invalidated"))
       await checkHostOsRules(context, devicesOperatedBy(ids));
+    // So must a supervisor release (its version is part of balena's rule).
+    if (values.has("status") || values.has("semver"))
+      await checkSupervisorRules(context, devicesManagedBy(ids));
     await numberReleases(values, ids, context);
     await followLatest(
       sql`a."id" IN (SELECT "belongs_to__application" FROM "release" WHERE "id" = ANY(${idList(ids)}))`,
