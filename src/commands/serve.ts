@@ -5,7 +5,7 @@ import { ensureAdmin } from "../accounts.ts";
 import { loadDefaultCatalogue } from "../catalogue/defaults.ts";
 import { type Config, loadConfig } from "../config.ts";
 import type { Database } from "../db/database.ts";
-import { migrate, readMigrations } from "../db/migrate.ts";
+import { isNewDatabase, migrate, readMigrations } from "../db/migrate.ts";
 import { openDatabase } from "../db/open.ts";
 import { beginShutdown } from "../http/readiness.ts";
 import { createLogger } from "../logger.ts";
@@ -94,15 +94,6 @@ export async function run(): Promise<void> {
  * Opens the database, applies pending migrations, makes sure there is an admin, and loads the
  * shipped device-type catalogue into a database that never had it.
  */
-/** Whether the database has never been migrated: this is its first start. */
-async function isNewDatabase(db: Database): Promise<boolean> {
-  const [row] = await db.query<{ fresh: boolean }>({
-    text: `SELECT to_regclass('"_prisma_migrations"') IS NULL AS "fresh"`,
-    values: [],
-  });
-  return row?.fresh === true;
-}
-
 async function prepareDatabase(
   config: Config,
   model: Model,

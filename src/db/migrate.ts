@@ -38,6 +38,15 @@ export function readMigrations(dir = migrationsDir): Migration[] {
     });
 }
 
+/** Whether the database has never been migrated: this is its first start. */
+export async function isNewDatabase(db: Database): Promise<boolean> {
+  const [row] = await db.query<{ fresh: boolean }>({
+    text: `SELECT to_regclass('"_prisma_migrations"') IS NULL AS "fresh"`,
+    values: [],
+  });
+  return row?.fresh === true;
+}
+
 /**
  * Applies every pending migration, each in its own transaction under the advisory lock,
  * and returns the names applied. A migration that fails leaves nothing behind. System write: the
