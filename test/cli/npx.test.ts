@@ -29,7 +29,9 @@ describe("npx fleetgate", { timeout: 120_000 }, () => {
     const { stdout } = await run("npx", ["fleetgate", "--version"], {
       cwd: root,
       env: {
-        ...process.env,
+        // Not npm's settings of the run around this one: under `npx --package node@24 -- npm test`
+        // (.ci/run) they hold `package=node@24`, which this npx would then install too.
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name))),
         npm_config_cache: cache,
         npm_config_offline: "true",
         npm_config_update_notifier: "false",
