@@ -179,6 +179,29 @@ export class LinkReference {
   ) {}
 }
 
+/** `expr` with each path replaced by what `path` makes of it; every other node is rebuilt around them. */
+export function mapPaths(expr: Expr, path: (path: PathExpr) => Expr): Expr {
+  const map = (node: Expr): Expr => {
+    switch (node.kind) {
+      case "path":
+        return path(node);
+      case "comparison":
+      case "arithmetic":
+        return { ...node, left: map(node.left), right: map(node.right) };
+      case "logical":
+        return { ...node, operands: node.operands.map(map) };
+      case "not":
+      case "in":
+        return { ...node, operand: map(node.operand) };
+      case "call":
+        return { ...node, args: node.args.map(map) };
+      default:
+        return node;
+    }
+  };
+  return map(expr);
+}
+
 /** `id in (…)`: the rows of these ids (a batch of lookups, a snapshot after a write). */
 export function idIn(ids: readonly number[]): Expr {
   return {

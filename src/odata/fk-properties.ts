@@ -1,4 +1,12 @@
-import type { ExpandItem, Expr, ODataQuery, PathExpr, QueryOptions, SelectItem } from "../core/query.ts";
+import {
+  type ExpandItem,
+  type Expr,
+  mapPaths,
+  type ODataQuery,
+  type PathExpr,
+  type QueryOptions,
+  type SelectItem,
+} from "../core/query.ts";
 import { BadRequest } from "../errors.ts";
 import type { Model, Resource } from "../model/types.ts";
 
@@ -100,23 +108,7 @@ class AskedNames {
   }
 
   private expr(expr: Expr, scope: Scope): Expr {
-    switch (expr.kind) {
-      case "path":
-        return this.path(expr, scope);
-      case "comparison":
-      case "arithmetic":
-        return { ...expr, left: this.expr(expr.left, scope), right: this.expr(expr.right, scope) };
-      case "logical":
-        return { ...expr, operands: expr.operands.map((operand) => this.expr(operand, scope)) };
-      case "not":
-        return { ...expr, operand: this.expr(expr.operand, scope) };
-      case "in":
-        return { ...expr, operand: this.expr(expr.operand, scope) };
-      case "call":
-        return { ...expr, args: expr.args.map((arg) => this.expr(arg, scope)) };
-      default:
-        return expr;
-    }
+    return mapPaths(expr, (path) => this.path(path, scope));
   }
 }
 

@@ -8,7 +8,7 @@ import type {
   QueryOptions,
   SelectItem,
 } from "../../core/query.ts";
-import { LinkReference } from "../../core/query.ts";
+import { LinkReference, mapPaths } from "../../core/query.ts";
 import { BadRequest, NotFound } from "../../errors.ts";
 import type { Resource } from "../../model/types.ts";
 import type { ResourceMapping, VersionView } from "./view.ts";
@@ -206,22 +206,6 @@ export class VersionTranslator {
   }
 
   expr(expr: Expr, scope: Scope): Expr {
-    switch (expr.kind) {
-      case "path":
-        return this.path(expr, scope);
-      case "comparison":
-      case "arithmetic":
-        return { ...expr, left: this.expr(expr.left, scope), right: this.expr(expr.right, scope) };
-      case "logical":
-        return { ...expr, operands: expr.operands.map((operand) => this.expr(operand, scope)) };
-      case "not":
-        return { ...expr, operand: this.expr(expr.operand, scope) };
-      case "in":
-        return { ...expr, operand: this.expr(expr.operand, scope) };
-      case "call":
-        return { ...expr, args: expr.args.map((arg) => this.expr(arg, scope)) };
-      default:
-        return expr;
-    }
+    return mapPaths(expr, (path) => this.path(path, scope));
   }
 }

@@ -1,3 +1,4 @@
+import { compare, parse, type SemVer } from "semver";
 import { type Fragment, ident, param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { ids as idList } from "../statements.ts";
@@ -44,9 +45,9 @@ export const devicesOf = (ids: readonly number[]) => sql`d."id" = ANY(${idList(i
 /** The devices whose host OS release is one of `ids`. */
 export const devicesOperatedBy = (ids: readonly number[]) => sql`r."id" = ANY(${idList(ids)})`;
 
+/** A balenaOS version: its SemVer, and the revision its build part may carry (`+rev3`). */
 interface Version {
-  readonly core: readonly [number, number, number];
-  readonly prerelease: readonly string[];
+  readonly semver: SemVer;
   readonly revision: number;
 }
 
@@ -56,43 +57,16 @@ interface Version {
  */
 export function parseOsVersion(text: string): Version | null {
   const bare = text.replace(/^(resin|balena)\s*os\s*/i, "").replace(/^v/, "");
-  const match = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?/.exec(bare);
-  if (!match) return null;
-  const [, major, minor, patch, prerelease, build] = match;
-  const revision = /(?:^|\.)rev(\d+)(?:\.|$)/.exec(build ?? "")?.[1];
-  return {
-    core: [Number(major), Number(minor), Number(patch)],
-    prerelease: prerelease ? prerelease.split(".") : [],
-    revision: revision === undefined ? 0 : Number(revision),
-  };
+  const version = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?/.exec(bare)?.[0];
+  const semver = version === undefined ? null : parse(version, { loose: true });
+  if (!semver) return null;
+  const revision = /(?:^|\.)rev(\d+)(?:\.|$)/.exec(semver.build.join("."))?.[1];
+  return { semver, revision: revision === undefined ? 0 : Number(revision) };
 }
-
-const compareIdentifiers = (a: string, b: string) => {
-  const [na, nb] = [/^\d+$/.test(a) ? Number(a) : null, /^\d+$/.test(b) ? Number(b) : null];
-  if (na !== null && nb !== null) return na - nb;
-  if (na !== null) return -1;
-  if (nb !== null) return 1;
-  return a < b ? -1 : a > b ? 1 : 0;
-};
 
 /** SemVer's order (a prerelease before its release), then the revision. */
 export function compareOsVersions(a: Version, b: Version): number {
-  for (let i = 0; i < 3; i++) {
-    const delta = (a.core[i] ?? 0) - (b.core[i] ?? 0);
-    if (delta !== 0) return delta;
-  }
-  if (a.prerelease.length === 0 || b.prerelease.length === 0) {
-    const delta = (a.prerelease.length === 0 ? 1 : 0) - (b.prerelease.length === 0 ? 1 : 0);
-    if (delta !== 0) return delta;
-  }
-  for (let i = 0; i < Math.max(a.prerelease.length, b.prerelease.length); i++) {
-    const [x, y] = [a.prerelease[i], b.prerelease[i]];
-    if (x === undefined) return -1;
-    if (y === undefined) return 1;
-    const delta = compareIdentifiers(x, y);
-    if (delta !== 0) return delta;
-  }
-  return a.revision - b.revision;
+  return compare(a.semver, b.semver) || a.revision - b.revision;
 }
 
 /**
