@@ -99,13 +99,13 @@ function tagged(error: GraphQLError, id: string): GraphQLError {
 
 /**
  * A body too large or not JSON never reaches yoga, nor does a caller whose lookup failed (the
- * database is away): answered in GraphQL's shape all the same.
+ * database is away) or whose credential is invalid: answered in GraphQL's shape all the same.
  */
-export function sendRequestError(error: FastifyError, reply: FastifyReply): void {
+export function sendRequestError(error: FastifyError | FleetgateError, reply: FastifyReply): void {
   const known = clientErrorOf(error);
   if (!known) throw error;
   if ("retryAfterSeconds" in known) reply.header("retry-after", String(known.retryAfterSeconds));
-  const code = known.status < 500 ? "BAD_USER_INPUT" : known.code;
+  const code = known.status < 500 && known.status !== 401 ? "BAD_USER_INPUT" : known.code;
   reply
     .code(known.status)
     .type("application/json")

@@ -22,12 +22,13 @@ import type { Config } from "../config.ts";
 import { CombinedStatements } from "../core/combined-reads.ts";
 import type { QueryStatementCache } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
+import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import { answerBySql, type GraphQLAnswers } from "./answer.ts";
 import type { GraphQLContext, GraphQLCore, ServerContext } from "./context.ts";
 import { CredentialWatch } from "./credential-watch.ts";
-import { maskError, requestIdsInErrors } from "./errors.ts";
+import { maskError, requestIdsInErrors, sendRequestError } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
 import { RowLoaders } from "./loaders.ts";
 import { rootReads } from "./queries.ts";
@@ -273,6 +274,12 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     send(reply, await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply }));
 
   const handler: GraphQLHandler = async (request, reply) => {
+    // An invalid credential is refused before anything runs, as on every route: a query that reads
+    // nothing of the caller (`{ __typename }`) must not answer as if it were anonymous.
+    if (!(await deps.callerOf(request))) {
+      sendRequestError(new Unauthorized(), reply);
+      return reply;
+    }
     const operation = plainOperation(request);
     if (!operation) return viaYoga(request, reply);
     // Yoga's own plugins look at the request's method (to refuse mutations over GET, and to give

@@ -32,6 +32,11 @@ describe.each(databaseKinds)("WWW-Authenticate on %s", (kind) => {
     ],
     ["a device's target without its key", `/device/v2/${"a".repeat(32)}/state`, {}],
     ["whoami without a credential", "/actor/v1/whoami", {}],
+    [
+      "a GraphQL query with an invalid credential",
+      "/graphql",
+      { method: "POST", headers: { ...invalid, ...json }, body: JSON.stringify({ query: "{ __typename }" }) },
+    ],
   ];
 
   it.each(refusals)("%s: 401 with WWW-Authenticate: Bearer", async (_what, path, init) => {
