@@ -92,9 +92,15 @@ export async function startChild(
   };
 }
 
-/** `fleetgate serve`, a process of its own so its CPU time and memory are its own. */
+/** The Node flags `npx fleetgate` runs with: those of bin/fleetgate.js's `env -S` line. */
+export function binNodeFlags(): string[] {
+  const shebang = readFileSync(bin, "utf8").split("\n", 1)[0] ?? "";
+  return /^#!\/usr\/bin\/env -S node(.*)$/.exec(shebang)?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
+}
+
+/** `fleetgate serve` as `npx fleetgate serve` and `npm start` run it, a process of its own so its CPU time and memory are its own. */
 export function startFleetgate(env: Record<string, string>): Promise<Child> {
-  return startChild("fleetgate", [bin, "serve"], env);
+  return startChild("fleetgate", [...binNodeFlags(), bin, "serve"], env);
 }
 
 // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks; Linux reports
