@@ -16,6 +16,7 @@ import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { ReadShape } from "./core/read.ts";
 import { StatementCache } from "./core/statement-cache.ts";
+import { channels, parseId } from "./db/channels.ts";
 import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
@@ -220,10 +221,22 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   };
   proxyRoutes(app, proxyDeps);
   restartRoutes(app, proxyDeps);
-  // The change bus of GraphQL subscriptions: it LISTENs only while someone subscribes. Closed
-  // before the server waits for its requests to end, so open subscriptions complete and let it.
+  // The change bus of GraphQL subscriptions and of the credential cache. Closed before the server
+  // waits for its requests to end, so open subscriptions complete and let it.
   const events = createBus(deps.db, deps.logger);
   app.addHook("preClose", () => events.close());
+  // A credential ended or its caller changed by any writer (another instance, the shell, a
+  // cascade): this instance forgets the cached caller when it hears so, not seconds later when the
+  // cache would let it go; after a reconnection, when announcements may have been lost, it forgets all.
+  events.subscribe(
+    channels.credential,
+    (payload) => {
+      const actor = parseId(payload);
+      if (actor !== undefined) authenticator.forgetActor(actor);
+    },
+    undefined,
+    () => authenticator.forget(),
+  );
   graphqlRoutes(app, {
     db: deps.db,
     model: deps.model,

@@ -71,9 +71,19 @@ interface Cached {
   readonly expires: number;
 }
 
+/**
+ * Tables whose writes may end a credential or change the caller it stands for: a key or a user
+ * changed or deleted, a device or fleet deleted (its keys then name no one), a device moved to
+ * another fleet (its key's rights follow the fleet). The instance that writes forgets its cached
+ * callers at once; every instance also hears the change on `channels.credential` (triggers).
+ */
+export const credentialTables: ReadonlySet<string> = new Set(["user", "api_key", "device", "application"]);
+
 export class Authenticator {
   // Holds credentials in memory as the request did; it is never logged or serialized.
   private readonly cache = new Map<string, Cached>();
+  /** The cached credentials of each actor, so one actor's change forgets only theirs. */
+  private readonly byActor = new Map<number, Set<string>>();
   private generation = 0;
 
   private readonly limits: typeof cacheDefaults;
@@ -91,9 +101,18 @@ export class Authenticator {
     return this.secret;
   }
 
-  /** Forgets every cached caller: a password, key or user changed. */
+  /** Forgets every cached caller: a password, key or user changed, or changes may have gone unheard. */
   forget(): void {
     this.cache.clear();
+    this.byActor.clear();
+    this.generation++;
+  }
+
+  /** Forgets the cached callers of one actor, whose credentials or rights changed. */
+  forgetActor(actor: number): void {
+    for (const credential of this.byActor.get(actor) ?? []) this.cache.delete(credential);
+    this.byActor.delete(actor);
+    // A lookup under way may have read the actor before the change: it answers, but is not kept.
     this.generation++;
   }
 
@@ -102,8 +121,25 @@ export class Authenticator {
     const entry = this.cache.get(credential);
     if (entry === undefined) return undefined;
     if (entry.expires > Date.now()) return entry.caller;
-    this.cache.delete(credential);
+    this.drop(credential, entry);
     return undefined;
+  }
+
+  private keep(credential: string, entry: Cached): void {
+    this.cache.set(credential, entry);
+    let credentials = this.byActor.get(entry.caller.actor);
+    if (!credentials) {
+      credentials = new Set();
+      this.byActor.set(entry.caller.actor, credentials);
+    }
+    credentials.add(credential);
+  }
+
+  private drop(credential: string, entry: Cached): void {
+    this.cache.delete(credential);
+    const credentials = this.byActor.get(entry.caller.actor);
+    credentials?.delete(credential);
+    if (credentials?.size === 0) this.byActor.delete(entry.caller.actor);
   }
 
   async authenticate(credential: string): Promise<Authenticated | undefined> {
@@ -116,13 +152,14 @@ export class Authenticator {
     if (!("caller" in resolved)) return undefined;
     if (credential.length <= maxCachedLength && generation === this.generation) {
       // Bounded: the entry kept longest goes first (a Map iterates in insertion order).
-      if (this.cache.size >= this.limits.maxEntries)
-        this.cache.delete(this.cache.keys().next().value as string);
+      const oldest =
+        this.cache.size >= this.limits.maxEntries ? this.cache.entries().next().value : undefined;
+      if (oldest) this.drop(...oldest);
       const expires = Math.min(
         Date.now() + this.limits.ttlMs,
         resolved.expiresAt ?? Number.POSITIVE_INFINITY,
       );
-      this.cache.set(credential, { caller: resolved.caller, expires });
+      this.keep(credential, { caller: resolved.caller, expires });
     }
     return resolved.caller;
   }

@@ -1,3 +1,4 @@
+import { credentialTables } from "../auth/caller.ts";
 import type { Key } from "../core/query.ts";
 import {
   type Change,
@@ -21,9 +22,6 @@ import { type WhereInput, WhereTranslator } from "./where.ts";
 // Mutations call the same write core as OData's POST, PATCH and DELETE: validation, business rules,
 // permissions and the transaction are written once. Inputs use the GraphQL names; they are turned
 // back into the model's names here and nowhere else.
-
-// Tables whose writes change who a credential stands for.
-const identityTables = new Set(["user", "api_key"]);
 
 /** An input member: its GraphQL name and the model field behind it (a foreign key takes `…Id`). */
 function inputMembers(resource: Resource, names: readonly string[]): [string, Field][] {
@@ -76,7 +74,7 @@ async function asCaller<T>(
   try {
     return await work({ db: context.core.db, model: context.core.model, permissions, actor: caller.actor });
   } finally {
-    if (identityTables.has(resource.table)) context.core.identitiesChanged();
+    if (credentialTables.has(resource.table)) context.core.identitiesChanged();
   }
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { credentialTables } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import type { ReadLimits } from "../core/limits.ts";
 import type { Database } from "../db/database.ts";
@@ -34,9 +35,6 @@ export interface ODataDeps {
 function asPinejsRefusal(error: unknown): never {
   throw error instanceof Forbidden ? new Unauthorized() : error;
 }
-
-// Writes to these change who a credential stands for.
-const identityTables = new Set(["user", "api_key"]);
 
 const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
 
@@ -104,7 +102,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
         { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
         // OData v4 clients get the standard 403.
       ).catch(v4 ? undefined : asPinejsRefusal);
-      if (identityTables.has(result.table)) deps.identitiesChanged();
+      if (credentialTables.has(result.table)) deps.identitiesChanged();
       return reply.code(result.status).headers(result.headers).send(result.body);
     };
     app.post(`/${version}/*`, writeRoute);

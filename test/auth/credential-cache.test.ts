@@ -64,6 +64,31 @@ describe("the credential cache", () => {
     expect(db.lookups).toBe(2);
   });
 
+  it("forgets one actor's credentials and keeps the others'", async () => {
+    const db = counted();
+    const authenticator = new Authenticator(db, secret, { maxEntries: 2 });
+    const [mine, evicted, kept] = await Promise.all(["a0", "a1", "a2"].map((name) => newKey(name)));
+    const otherId = await createUser(test.db, buildModel(), {
+      username: "other-cached",
+      email: "other-cached@example.com",
+      password: "another long enough password",
+    });
+    const [otherUser] = await test.db.query<{ actor: number }>({
+      text: `SELECT "actor" FROM "user" WHERE "id" = $1::int4`,
+      values: [otherId],
+    });
+    const other = await createApiKey(test.db, { actor: otherUser?.actor as number, name: "theirs" });
+    // Bounded at two: `mine` goes when `kept` comes, `evicted` when `other` comes.
+    for (const key of [mine, evicted, kept, other] as string[]) await authenticator.authenticate(key);
+    expect(db.lookups).toBe(4);
+    authenticator.forgetActor(actor);
+    // The other actor's credential is still known; this actor's `kept` is looked up again.
+    expect((await authenticator.authenticate(other))?.actor).toBe(otherUser?.actor);
+    expect(db.lookups).toBe(4);
+    expect((await authenticator.authenticate(kept as string))?.actor).toBe(actor);
+    expect(db.lookups).toBe(5);
+  });
+
   it("keeps no answer of a lookup that a forget overtook", async () => {
     let release: () => void = () => {};
     const held = new Promise<void>((resolve) => {
