@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { loadConfig } from "../../src/config.ts";
-import type { Database, Statement } from "../../src/db/database.ts";
+import type { Database, Executor, Statement } from "../../src/db/database.ts";
 import { currentUnit } from "../../src/db/unit-of-work.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
@@ -19,6 +19,8 @@ export interface CaseRequest {
   /** `## status: N` in the .http file; 200 when absent. */
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** A write's body, sent as it is (JSON unless a content-type header says otherwise). */
+  readonly body?: string;
 }
 
 export interface CaseReply {
@@ -32,14 +34,16 @@ export interface CaseReply {
 
 export interface CaseServer {
   send(request: CaseRequest): Promise<CaseReply>;
+  /** The database the server runs on, unrecorded: for what a runner does between cases. */
+  readonly db: Database;
   close(): Promise<void>;
 }
 
-/** Every case under `root`, as `<area>/<name>` without extension, sorted. */
-export function listCases(root: string): string[] {
+/** Every case under `root` whose file ends in `extension`, as `<area>/<name>` without it, sorted. */
+export function listCases(root: string, extension = ".http"): string[] {
   return readdirSync(root, { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".http"))
-    .map((file) => relative(root, join(root, file)).slice(0, -".http".length))
+    .filter((file) => file.endsWith(extension))
+    .map((file) => relative(root, join(root, file)).slice(0, -extension.length))
     .sort();
 }
 
@@ -126,22 +130,32 @@ export function formatBody(body: string): string {
 
 /**
  * The database the server gets: it records the statements run inside a request handler's unit of
- * work (src/http/unit-of-work.ts) while `recording` is set. The credential lookup runs in a
- * preHandler hook, outside that unit, so it is left out: the same rule as x-sql-statements.
+ * work (src/http/unit-of-work.ts) while `recording` is set, a write's transaction's too. The
+ * credential lookup runs in a preHandler hook, outside that unit, so it is left out: the same rule
+ * as x-sql-statements.
  */
 function recorder(db: Database) {
   const state: { recording: Statement[] | undefined } = { recording: undefined };
+  const record = (statement: Statement) => {
+    if (state.recording && currentUnit()) state.recording.push(statement);
+  };
+  const recordOn = (executor: Executor): Executor => ({
+    query(statement) {
+      record(statement);
+      return executor.query(statement);
+    },
+    script(text) {
+      record({ text, values: [] });
+      return executor.script(text);
+    },
+  });
   const recorded: Database = {
     kind: db.kind,
     get prisma() {
       return db.prisma;
     },
-    query(statement) {
-      if (state.recording && currentUnit()) state.recording.push(statement);
-      return db.query(statement);
-    },
-    script: (text) => db.script(text),
-    transaction: (work) => db.transaction(work),
+    ...recordOn(db),
+    transaction: (work) => db.transaction((tx) => work(recordOn(tx))),
     streams: db.streams,
     close: () => db.close(),
   };
@@ -175,6 +189,7 @@ export async function startCaseServer(kind: DatabaseKind): Promise<CaseServer> {
   };
   const callers = { admin, ...(await buildFixture(test.db, inject, admin)) };
   return {
+    db: test.db,
     async send(request) {
       // `Authorization: as <caller>` names a caller of the fixture; the admin when absent.
       const { authorization = "as admin", ...headers } = request.headers;
@@ -185,9 +200,10 @@ export async function startCaseServer(kind: DatabaseKind): Promise<CaseServer> {
         if (credential === undefined) throw new Error(`no fixture caller '${who}'`);
         headers.authorization = credential;
       }
+      if (request.body !== undefined) headers["content-type"] ??= "application/json";
       state.recording = [];
       try {
-        const reply = await inject(request.method, request.url, headers);
+        const reply = await inject(request.method, request.url, headers, request.body);
         return {
           status: reply.status,
           body: reply.body,

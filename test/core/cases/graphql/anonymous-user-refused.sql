@@ -1,0 +1,4 @@
+SELECT count(*)::int AS count
+  FROM "application" "t0"
+  WHERE ("t0"."is_public")
+-- params: []

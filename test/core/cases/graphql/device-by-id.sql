@@ -1,0 +1,7 @@
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0"."id", "t0"."device_name", "t0"."is_online", "t0"."belongs_to__application", "t0"."id" AS "__k0"
+      FROM "device" "t0"
+      WHERE (TRUE) AND ("t0"."id" = $1::int4)
+      ORDER BY "__k0" ASC) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", "t0"."device_name" AS "deviceName", "t0"."is_online" AS "isOnline", "t0"."belongs_to__application" AS "belongsToApplicationId") AS o)::text AS body
+-- params: [1]

@@ -1,0 +1,4 @@
+SELECT count(*)::int AS count
+  FROM "device_tag" "t0"
+  WHERE (TRUE)
+-- params: []

@@ -1,0 +1,51 @@
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0"."id", "t0"."id" AS "__k0"
+      FROM "device" "t0"
+      WHERE (EXISTS (SELECT 1
+        FROM "application" fa
+        WHERE fa."id" = "t0"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+          FROM "organization_membership" m
+          WHERE m."user" = $1::int4)) OR "t0"."belongs_to__user" = $2::int4))) AND ("t0"."id" = $3::int4)
+      ORDER BY "__k0" ASC) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id") AS o)::text AS body
+-- params: [1,1,1]
+
+SELECT "t0"."id", coalesce(((SELECT oa."organization"
+    FROM "application" oa
+    WHERE oa."id" = "t0"."belongs_to__application") = ANY (ARRAY(SELECT m."is_member_of__organization"
+    FROM "organization_membership" m
+    WHERE m."user" = $1::int4))), false) AS may_write
+  FROM "device" "t0"
+  WHERE (EXISTS (SELECT 1
+    FROM "application" fa
+    WHERE fa."id" = "t0"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+      FROM "organization_membership" m
+      WHERE m."user" = $2::int4)) OR "t0"."belongs_to__user" = $3::int4))) AND ("t0"."id" = $4::int4)
+  ORDER BY "t0"."id" FOR UPDATE OF "t0"
+-- params: [1,1,1,1]
+
+UPDATE "device" SET "note" = $1::text
+  WHERE "id" = ANY($2::int4[])
+-- params: ["from graphql",[1]]
+
+SELECT "row"."id"
+  FROM "device" "row"
+  WHERE "row"."id" = ANY($1::int4[]) AND (("row"."belongs_to__application" IN (SELECT fa."id"
+    FROM "application" fa
+    WHERE fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+      FROM "organization_membership" m
+      WHERE m."user" = $2::int4)))) IS NOT TRUE)
+  ORDER BY 1
+-- params: [[1],1]
+
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0"."id", "t0"."note", "t0"."id" AS "__k0"
+      FROM "device" "t0"
+      WHERE (EXISTS (SELECT 1
+        FROM "application" fa
+        WHERE fa."id" = "t0"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+          FROM "organization_membership" m
+          WHERE m."user" = $1::int4)) OR "t0"."belongs_to__user" = $2::int4))) AND ("t0"."id" = $3::int4)
+      ORDER BY "__k0" ASC) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", "t0"."note" AS "note") AS o)::text AS body
+-- params: [1,1,1]
