@@ -5,7 +5,9 @@ import { databaseKinds } from "../support/databases.ts";
 // Issue 32, item 2: the fleet or device a caller acts on (a key for it, a device registered into
 // it, its restart) is read through the planner (src/core/writable-row.ts). Each route's exact
 // answer, status and body, for a row the caller may change, one they may only read, one they cannot
-// see, one that does not exist, and an id beyond any row's (beyond int4).
+// see, one that does not exist, and an id beyond any row's (beyond int4: before the planner read it,
+// the database refused the hand-written statement's int4 cast, a 400 "A number is out of range in
+// an arithmetic operation", an operation the client never asked for).
 
 const ABSENT = 987_654;
 const BEYOND_INT4 = 99_999_999_999;
