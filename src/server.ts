@@ -6,10 +6,11 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import { accountRoutes } from "./account/routes.ts";
 import { Authenticator } from "./auth/caller.ts";
 import { KeyBox } from "./auth/key-box.ts";
 import { permissionsFor } from "./auth/policies.ts";
-import { authRoutes, callerOf, readerOf, requireCaller } from "./auth/routes.ts";
+import { callerOf, readerOf, requireCaller } from "./auth/request-caller.ts";
 import { signingSecret, storedSecret } from "./auth/secrets.ts";
 import { LoginThrottle, throttleOptionsFrom } from "./auth/throttle.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
@@ -165,7 +166,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       done();
     }, done);
   });
-  authRoutes(app, {
+  accountRoutes(app, {
     db: deps.db,
     model: deps.model,
     authenticator,

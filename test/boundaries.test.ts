@@ -23,6 +23,9 @@ const layers: Record<string, readonly string[]> = {
   // The change bus (LISTEN/NOTIFY) between instances.
   events: ["db", ...shared],
   odata: surfaceBase,
+  // Logins, session tokens, whoami and API keys: a surface like the others (src/auth holds what
+  // every surface needs: callers, keys, tokens, passwords, the throttle, the predicates).
+  account: surfaceBase,
   devices: [...surfaceBase, "events"],
   catalogue: surfaceBase,
   proxy: surfaceBase,
@@ -32,7 +35,7 @@ const layers: Record<string, readonly string[]> = {
   accounts: surfaceBase,
   seed: [...surfaceBase, "catalogue"],
   http: [...surfaceBase, "odata"],
-  server: [...surfaceBase, "odata", "graphql", "proxy", "devices", "catalogue", "http", "events"],
+  server: [...surfaceBase, "account", "odata", "graphql", "proxy", "devices", "catalogue", "http", "events"],
   commands: [...surfaceBase, "accounts", "catalogue", "seed", "server", "supervisor", "http"],
   cli: ["commands", ...shared],
 };
@@ -163,6 +166,15 @@ describe("the checks themselves fail when they should", () => {
     ]);
     expect(forbiddenImports(upward, layers)).toEqual([
       "src/core/plan.ts imports src/odata/parse/parse.ts: 'core' may not import 'odata'",
+    ]);
+  });
+
+  it("finds a forbidden import: auth reaching up into the accounts surface", () => {
+    const upward: ImportGraph = new Map([
+      ["src/auth/caller.ts", ["src/account/login.ts", "src/db/database.ts"]],
+    ]);
+    expect(forbiddenImports(upward, layers)).toEqual([
+      "src/auth/caller.ts imports src/account/login.ts: 'auth' may not import 'account'",
     ]);
   });
 

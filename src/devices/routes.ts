@@ -5,8 +5,8 @@ import type { Authenticated } from "../auth/caller.ts";
 import type { KeyBox } from "../auth/key-box.ts";
 import type { Permissions } from "../auth/permissions.ts";
 import { permissionsFor } from "../auth/policies.ts";
-import { writableRowActor } from "../auth/writable-row.ts";
 import { LinkReference } from "../core/query.ts";
+import { writableRowActor } from "../core/writable-row.ts";
 import { createEntity } from "../core/write/write.ts";
 import type { Database } from "../db/database.ts";
 import { sql } from "../db/sql.ts";
@@ -74,9 +74,11 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     if (caller.kind !== "user") throw new Unauthorized();
     // A fleet the user cannot see (or that does not exist) is refused as open-balena-api refuses
     // the device it would create there: 401, as for a fleet they may only read.
-    await writableRowActor(db, model, caller, "application", fleet).catch((error: unknown) => {
-      throw error instanceof NotFound ? new Unauthorized() : error;
-    });
+    await writableRowActor({ db, model, permissions: permissionsFor(caller) }, "application", fleet).catch(
+      (error: unknown) => {
+        throw error instanceof NotFound ? new Unauthorized() : error;
+      },
+    );
   }
 
   app.post("/device/register", async (request, reply) => {

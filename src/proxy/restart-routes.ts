@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { writableRowActor } from "../auth/writable-row.ts";
+import { writableRowActor } from "../core/writable-row.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import { proxyCommand } from "./command.ts";
 import { httpSender, type ProxyDeps } from "./routes.ts";
@@ -22,7 +22,7 @@ export function restartRoutes(app: FastifyInstance, deps: ProxyDeps): void {
       const id = Number(request.params.id);
       if (!Number.isSafeInteger(id)) throw new BadRequest(`'${target}' id must be an integer`);
       // A fleet or device the caller cannot see is a 404 (the SDK's "not found"), one they cannot change a 401.
-      await writableRowActor(deps.db, deps.model, sender.caller, target, id);
+      await writableRowActor({ db: deps.db, model: deps.model, permissions: sender.permissions }, target, id);
       const input = {
         path: "/v1/restart",
         data: {},

@@ -3,7 +3,7 @@ import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { Authenticator } from "../../src/auth/caller.ts";
 import { permissionsFor } from "../../src/auth/policies.ts";
-import { callerOf } from "../../src/auth/routes.ts";
+import { callerOf } from "../../src/auth/request-caller.ts";
 import { signingSecret } from "../../src/auth/secrets.ts";
 import { catalogueRoutes } from "../../src/catalogue/routes.ts";
 import type { CatalogueEntry } from "../../src/catalogue/schema.ts";
