@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyRequest } from "fastify";
-import type { DocumentNode, ExecutionArgs } from "graphql";
+import { type DocumentNode, type ExecutionArgs, GraphQLError } from "graphql";
 import type { SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { YogaServerInstance } from "graphql-yoga";
@@ -49,6 +49,11 @@ export interface WebSocketDeps {
   readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
 }
 
+/** The one result of an operation whose connection's credential is no longer valid. */
+const unauthenticated = () => ({
+  errors: [new GraphQLError("Unauthorized", { extensions: { code: "UNAUTHENTICATED" } })],
+});
+
 /** The handler of `upgrade` requests to /graphql: the graphql-ws protocol, on one `ws` server. */
 export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
   const server = new WebSocketServer({ noServer: true });
@@ -90,19 +95,24 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
         }
         const errors = enveloped.validate(enveloped.schema, document);
         if (errors.length > 0) return errors;
+        // A credential that ended since the connection opened: the operation is refused before
+        // anything runs (as over HTTP, a query that reads nothing of the caller included).
+        const refused = (await deps.callerOf(request as unknown as FastifyRequest)) === undefined;
         const args: ExecutionArgs = {
           schema: enveloped.schema,
           document,
           operationName: payload.operationName ?? null,
           variableValues: payload.variables ?? null,
           contextValue: await enveloped.contextFactory(),
-          rootValue: {
-            // Each operation is a unit of work, as each HTTP request is: its statements counted,
-            // one connection at a time.
-            execute: (args: ExecutionArgs) =>
-              withUnitOfWork(newUnitOfWork(request.id), () => enveloped.execute(args)),
-            subscribe: (args: ExecutionArgs) => enveloped.subscribe(args),
-          },
+          rootValue: refused
+            ? { execute: unauthenticated, subscribe: unauthenticated }
+            : {
+                // Each operation is a unit of work, as each HTTP request is: its statements
+                // counted, one connection at a time.
+                execute: (args: ExecutionArgs) =>
+                  withUnitOfWork(newUnitOfWork(request.id), () => enveloped.execute(args)),
+                subscribe: (args: ExecutionArgs) => enveloped.subscribe(args),
+              },
         };
         return args;
       },

@@ -116,6 +116,10 @@ describe.each(databaseKinds)("GraphQL over WebSocket on %s", (kind) => {
     const after = await query<{ application: { id: number } | null }>(client, text);
     expect(after.data?.application ?? null).toBeNull();
     expect(after.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+    // Refused before anything runs, a query that reads nothing of the caller too.
+    const typename = await query<{ __typename: string }>(client, "{ __typename }");
+    expect(typename.data ?? null).toBeNull();
+    expect(typename.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
   });
 
   it("refuses an invalid credential: 4401, never anonymous", async () => {
