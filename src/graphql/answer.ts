@@ -10,7 +10,7 @@ import {
   OperationTypeNode,
 } from "graphql";
 import { runReads } from "../core/combined-reads.ts";
-import type { ODataQuery, QueryOptions } from "../core/query.ts";
+import type { Literal, ODataQuery, QueryOptions } from "../core/query.ts";
 import { type CompiledRead, compileQuery } from "../core/read.ts";
 import type { GraphQLContext } from "./context.ts";
 import type { RootRead } from "./queries.ts";
@@ -32,10 +32,28 @@ export interface GraphQLAnswers {
   executor: number;
 }
 
-/** One root field's part of `data`: a read and how its JSON becomes the field's value, or a constant. */
+/**
+ * A part of `data`: one root field's read and how its JSON becomes the field's value, a constant,
+ * or the rows of several fields that read one resource by key with the same selection, read
+ * together (`byKeys`: each response key and the key value it asked for).
+ */
 type Part =
   | { readonly key: string; readonly kind: RootRead["kind"]; readonly read: CompiledRead }
-  | { readonly key: string; readonly kind: "constant"; readonly json: string };
+  | { readonly key: string; readonly kind: "constant"; readonly json: string }
+  | {
+      readonly kind: "byKeys";
+      readonly keys: readonly (readonly [string, string])[];
+      readonly read: CompiledRead;
+    };
+
+/** A root field planned, before reads of one resource by key are put together. */
+type Draft =
+  | { readonly key: string; readonly kind: "constant"; readonly json: string }
+  | { readonly key: string; readonly root: RootRead; readonly query: ODataQuery };
+
+// The key every row of a `byKeys` read is read under, apart from the fields the query selected
+// (no GraphQL name holds a `$`).
+const KEY = "$key";
 
 export interface Request {
   readonly document: DocumentNode;
@@ -64,9 +82,25 @@ export async function answerBySql(
   const values = parts.map((part) => {
     if (part.kind === "constant") return `${JSON.stringify(part.key)}:${part.json}`;
     const result = (settled[next++] as PromiseFulfilledResult<{ json: string; count?: number }>).value;
+    if (part.kind === "byKeys") return byKeysValues(part.keys, result.json);
     return `${JSON.stringify(part.key)}:${fieldValue(part.kind, result)}`;
   });
   return `{"data":{${values.join(",")}}}`;
+}
+
+/**
+ * The members of `data` a `byKeys` read answers: each response key with the row of its key value,
+ * or null. These rows are parsed and written again (as the executor's would be); a key's rows
+ * compare as text, as PostgreSQL compares the key columns.
+ */
+function byKeysValues(keys: readonly (readonly [string, string])[], json: string): string {
+  const rows = new Map<string, string>();
+  for (const row of JSON.parse(json) as Record<string, unknown>[]) {
+    const key = String(row[KEY]);
+    delete row[KEY];
+    rows.set(key, JSON.stringify(row));
+  }
+  return keys.map(([name, value]) => `${JSON.stringify(name)}:${rows.get(value) ?? "null"}`).join(",");
 }
 
 /** A read's JSON as its field's value: the array of a list, its one row (or null), a count. */
@@ -100,12 +134,12 @@ function plan(
   const { plans, args: argsOf, rows } = selection.planRootFields(root, "answer");
   if (!selection.fits(context.cost, rows)) return undefined;
   const readContextOf = readContext(context);
-  const parts: Part[] = [];
+  const drafts: Draft[] = [];
   try {
     for (const [key, nodes] of collectFields([operation.selectionSet], root)) {
       const node = nodes[0] as FieldNode;
       if (node.name.value === "__typename") {
-        parts.push({ key, kind: "constant", json: JSON.stringify(parentType.name) });
+        drafts.push({ key, kind: "constant", json: JSON.stringify(parentType.name) });
         continue;
       }
       const read = reads.get(node.name.value);
@@ -115,11 +149,73 @@ function plan(
       const args = argsOf.get(key) ?? getArgumentValues(definition, node, root.variableValues);
       const query = queryOf(context, read, plans.get(key), args);
       if (!query) return undefined;
-      parts.push({ key, kind: read.kind, read: compileQuery(query, readContextOf) });
+      drafts.push({ key, root: read, query });
     }
+    return partsOf(drafts, (query) => compileQuery(query, readContextOf));
   } catch {
     // A planning or compiling error is the field's own: the executor reports it.
     return undefined;
+  }
+}
+
+/** One field's single key value, with the key field's name; undefined for any other kind of read. */
+function singleKey(draft: Draft): { field: string; value: Literal } | undefined {
+  if ("json" in draft || draft.root.kind !== "one") return undefined;
+  const key = draft.query.key;
+  const options = draft.query.options;
+  // Put together only what a list read reproduces: a selection of its own and no filter.
+  if (key?.kind !== "fields" || key.values.length !== 1 || !options.select || options.filter)
+    return undefined;
+  const [field, value] = key.values[0] as readonly [string, Literal];
+  return value.kind === "number" || value.kind === "text" ? { field, value } : undefined;
+}
+
+/**
+ * The parts of `data` in the order of its keys. A run of neighbouring fields that read the same
+ * resource by the same key field with the same selection (a query of 300 aliased `device(uuid:)`)
+ * becomes one read of all their keys (`in`), so PostgreSQL plans one subquery, not one per alias.
+ */
+function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => CompiledRead): Part[] {
+  const parts: Part[] = [];
+  for (let at = 0; at < drafts.length; ) {
+    const draft = drafts[at] as Draft;
+    if ("json" in draft) {
+      parts.push(draft);
+      at++;
+      continue;
+    }
+    const first = singleKey(draft);
+    const options = JSON.stringify(draft.query.options);
+    let end = at + 1;
+    while (first && end < drafts.length) {
+      const next = drafts[end] as Draft;
+      const key = singleKey(next);
+      if (!key || key.field !== first.field || "json" in next || next.root !== draft.root) break;
+      if (JSON.stringify(next.query.options) !== options) break;
+      end++;
+    }
+    if (!first || end - at < 2) {
+      parts.push({ key: draft.key, kind: draft.root.kind, read: compile(draft.query) });
+      at++;
+      continue;
+    }
+    const run = drafts.slice(at, end) as Extract<Draft, { root: RootRead }>[];
+    const values = run.map((one) => (singleKey(one) as { value: Literal }).value);
+    const { select = [] } = draft.query.options;
+    parts.push({
+      kind: "byKeys",
+      keys: run.map((one, i) => [one.key, String((values[i] as { value: unknown }).value)] as const),
+      read: compile({
+        resource: draft.query.resource,
+        count: false,
+        options: {
+          ...draft.query.options,
+          select: [...select, { path: [first.field], as: KEY }],
+          filter: { kind: "in", operand: { kind: "path", segments: [first.field] }, values },
+        },
+      }),
+    });
+    at = end;
   }
   return parts;
 }

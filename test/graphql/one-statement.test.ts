@@ -438,6 +438,36 @@ describe.each(databaseKinds)("a query's root fields as one statement, on %s", (k
     expect((await answeredBy(server.app)).database - after.database).toBe(1);
   });
 
+  it("fields that read one resource by key with the same selection are read together, the same", async () => {
+    const ids = [...Object.values(world.devices), 987_654];
+    const { data } = await send(server.app, "admin", `{ devices(first: 4, orderBy: {id: ASC}) { uuid } }`);
+    const uuids = [...(data as { devices: { uuid: string }[] }).devices.map((d) => d.uuid), "0".repeat(32)];
+    const selection = "id deviceName belongsToApplication { appName } deviceTagCount __typename";
+    const fields = [
+      ...ids.map((id, i) => `i${i}: device(id: ${id}) { ${selection} }`),
+      `again: device(id: ${ids[0]}) { ${selection} }`,
+      "__typename",
+      ...uuids.map((uuid, i) => `u${i}: device(uuid: "${uuid}") { uuid isOnline }`),
+      `other: device(id: ${ids[1]}) { id }`,
+      ...[world.fleets.a1, world.fleets.c1, 987_654].map(
+        (id, i) => `f${i}: application(id: ${id}) { appName }`,
+      ),
+    ];
+    const query = `{ ${fields.join(" ")} }`;
+    for (const caller of callers) {
+      const together = await send(server.app, caller, query);
+      const apartReply = await send(apart, caller, query);
+      expect(together.errors, JSON.stringify(together.errors)).toBeUndefined();
+      expect(comparable(together)).toEqual(comparable(apartReply));
+      // The same keys in the same order, the same rows, one statement.
+      expect(JSON.stringify(together.data)).toBe(JSON.stringify(apartReply.data));
+      expect(together.statements).toBe(1);
+    }
+    // Rows the caller cannot see are null, as each read alone would answer.
+    const none = (await send(server.app, "none", query)).data as Json;
+    expect(ids.filter((_, i) => none[`i${i}`] !== null).length).toBeLessThan(ids.length - 1);
+  });
+
   it("a mutation's fields still run one by one, after each other", async () => {
     const reply = await send(
       server.app,
