@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { citesIn, missingCites } from "./support/comment-cites.ts";
 import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
+import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/test-layout.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
 // import besides itself. `shared` are leaves anyone may use: they import no layer.
@@ -144,6 +145,16 @@ describe("the boundaries of src/", () => {
   });
 });
 
+describe("the layout of test/", () => {
+  it("keeps every helper in test/support/: elsewhere only *.test.ts files (and test/core/cases/' data)", () => {
+    expect(helpersOutsideSupport(root)).toEqual([]);
+  });
+
+  it(`has no test file over ${MAX_TEST_LINES} lines`, () => {
+    expect(longTestFiles(root)).toEqual([]);
+  });
+});
+
 describe("the checks themselves fail when they should", () => {
   it("finds a cycle, a two-file one and a longer one", () => {
     const looped: ImportGraph = new Map([
@@ -232,5 +243,27 @@ describe("the checks themselves fail when they should", () => {
     expect(STATEMENT.test('db.query({ text: `SELECT "id" FROM "user"`, values: [] })')).toBe(true);
     expect(STATEMENT.test('sql`UPDATE "device" SET "is_online" = false`')).toBe(true);
     expect(STATEMENT.test("// Selects the rows: UPDATE them later")).toBe(false);
+  });
+
+  it("finds a helper outside test/support/ and a test file over the limit, and nothing else", () => {
+    const tree = mkdtempSync(join(tmpdir(), "fleetgate-layout-"));
+    const write = (path: string, lines: number) => {
+      mkdirSync(dirname(join(tree, path)), { recursive: true });
+      writeFileSync(join(tree, path), "const line = 1;\n".repeat(lines));
+    };
+    try {
+      write("test/support/world.ts", 1);
+      write("test/support/sdk/scenario.ts", 1);
+      write("test/core/cases/filter/case.ts", 1);
+      write("test/odata/fixture.ts", 1);
+      write("test/odata/world.mjs", 1);
+      write("test/odata/at-limit.test.ts", MAX_TEST_LINES);
+      write("test/odata/over-limit.test.ts", MAX_TEST_LINES + 1);
+      write("test/support/long-helper.ts", MAX_TEST_LINES + 1);
+      expect(helpersOutsideSupport(tree)).toEqual(["test/odata/fixture.ts", "test/odata/world.mjs"]);
+      expect(longTestFiles(tree)).toEqual([`test/odata/over-limit.test.ts: ${MAX_TEST_LINES + 1} lines`]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markSilentDevicesOffline } from "../../src/devices/state.ts";
 import { type BalenaSDK, type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { overallStatus, overallStatusV7 } from "../support/oracle.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "./fixture.ts";
 
 // Issue 30, item 9: v7's overall_status is balena's current rule (open-balena-api
 // src/features/devices/models/device-additions.ts), not v6's renamed. Devices are driven as they are

@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 
 // The OData v4 protocol beside the pinejs wire format (issue 31): negotiation as OData v4 Protocol
 // §8.2 has it, an entity by key, resource paths, and v4 answers to writes. Expected rows come from
-// Prisma; pinejs answers are guarded by format.test.ts and the client tests.
+// Prisma; pinejs answers are guarded by ./format-pinejs.test.ts and the client tests.
 
 const maxVersion = { "odata-maxversion": "4.0" };
 type Row = Record<string, unknown>;

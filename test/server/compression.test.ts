@@ -3,8 +3,8 @@ import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { rawRequest } from "../support/raw-request.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { rawRequest } from "./raw-request.ts";
 
 // Issue 31: answers are compressed (br or gzip, as the client asks) from HTTP_COMPRESSION_MIN_BYTES
 // on; small ones are not; HTTP_COMPRESSION=false turns it off; a subscription's SSE stream is never

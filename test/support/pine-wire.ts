@@ -1,10 +1,11 @@
 // The pinejs wire shape of a row, written down here rather than read from the registry: the columns no
 // API exposes, and the foreign keys that read as {"__id": N}. `actor` points to an internal table: an
-// integer. Shared by the pinejs-client-core tests (test/odata/pinejs-client-*.test.ts).
+// integer. Shared by the pinejs-client-core tests (test/odata/pinejs-client-*.test.ts) and the
+// OData read tests (./odata-reads.ts).
 
 export type Row = Record<string, unknown>;
 
-const hiddenColumns: Record<string, readonly string[]> = {
+export const hiddenColumns: Record<string, readonly string[]> = {
   device: [
     "supervisor_api_address",
     "supervisor_api_port",
@@ -15,7 +16,7 @@ const hiddenColumns: Record<string, readonly string[]> = {
   ],
   device_type: ["catalogue"],
 };
-const linkColumns: Record<string, readonly string[]> = {
+export const linkColumns: Record<string, readonly string[]> = {
   device: [
     "belongs_to__application",
     "belongs_to__user",

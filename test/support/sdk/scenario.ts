@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { DatabaseKind } from "../support/databases.ts";
-import { apiKeyScenario, authScenario, catalogueScenario, organizationScenario } from "./sdk-account.ts";
-import { applicationScenario, deviceScenario } from "./sdk-fleets.ts";
-import { releaseScenario, tagAndVariableScenario } from "./sdk-releases.ts";
-import { type Api, sdkLineOf, useSdkWorld } from "./sdk-world.ts";
+import type { DatabaseKind } from "../databases.ts";
+import { apiKeyScenario, authScenario, catalogueScenario, organizationScenario } from "./account.ts";
+import { applicationScenario, deviceScenario } from "./fleets.ts";
+import { releaseScenario, tagAndVariableScenario } from "./releases.ts";
+import { type Api, sdkLineOf, useSdkWorld } from "./world.ts";
 
 /**
  * The SDK acceptance scenario of one line on one database, in order: the account calls, fleets and

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decoded, deviceOf, type SdkWorld } from "./sdk-world.ts";
+import { decoded, deviceOf, type SdkWorld } from "./world.ts";
 
 // The SDK's fleet and device calls. /v6/ (19.7.3) writes a device's pin as
 // `should_be_running__release`; /v7/ (the newest line) as `is_pinned_on__release`, and reads the

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
-import type { DatabaseKind } from "../support/databases.ts";
-import { injectJson, type JsonReply, type Method } from "../support/inject-json.ts";
-import { startTestServer, type TestServer } from "../support/server.ts";
+import type { DatabaseKind } from "./databases.ts";
+import { injectJson, type JsonReply, type Method } from "./inject-json.ts";
+import { startTestServer, type TestServer } from "./server.ts";
 
 // What the tests of test/clients share: a server with the shipped device-type catalogue, and users,
 // fleets, devices and releases made through the API as the balena clients make them.

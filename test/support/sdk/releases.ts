@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deviceOf, type SdkWorld } from "./sdk-world.ts";
+import { deviceOf, type SdkWorld } from "./world.ts";
 
 // The SDK's release calls (a release created with the body the CLI posts), and the dependent
 // resources: tags and environment and configuration variables of fleets, devices and releases.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decoded, type SdkWorld } from "./sdk-world.ts";
+import { decoded, type SdkWorld } from "./world.ts";
 
 // The SDK's account calls: auth, API keys, organizations and memberships, config and device types.
 
