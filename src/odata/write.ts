@@ -11,7 +11,9 @@ import {
 import { BadRequest, NotFound } from "../errors.ts";
 import { v4Body } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
+import { pathEnd } from "./path.ts";
 import { read } from "./read.ts";
+import { writeRef } from "./ref-write.ts";
 import { V4_HEADERS } from "./serialize.ts";
 import type { Versions } from "./versions/index.ts";
 
@@ -87,6 +89,7 @@ const preferred = (prefer: string | undefined) =>
 
 /** An OData POST, PATCH, PUT or DELETE: parse → translate (to v6) → write core → pinejs or v4 reply. */
 export async function write(request: WriteRequest, context: VersionedWriteContext): Promise<WriteReply> {
+  if (pathEnd(request.url) === "$ref") return writeRef(request, context);
   const asked = parse(request.url);
   const translator = context.versions.translator(request.version);
   const query = translator ? translator.writeTarget(asked) : asked;
