@@ -9,6 +9,7 @@ import {
   type WriteTarget,
 } from "../core/write/write.ts";
 import { BadRequest, NotFound } from "../errors.ts";
+import { entityTags } from "./etags.ts";
 import { v4Body } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
 import { pathEnd } from "./path.ts";
@@ -32,12 +33,14 @@ export const AFFECTED_ROWS_HEADER = "x-affected-rows";
 
 const json = "application/json";
 
-function targetOf(query: ODataQuery, method: string): WriteTarget {
+function targetOf(query: ODataQuery, method: string, ifMatch: string | undefined): WriteTarget {
   const { filter, ...others } = query.options;
   if (query.count) throw new BadRequest(`${method} cannot target /$count`);
   if (Object.keys(others).length > 0) throw new BadRequest(`${method} takes no query options but $filter`);
   if (method === "PUT" && !query.key) throw new BadRequest("PUT needs a key: it replaces one entity");
+  const tags = entityTags(ifMatch);
   return {
+    ...(tags ? { ifMatch: tags } : {}),
     resource: query.resource,
     ...(query.key ? { key: query.key } : {}),
     ...(filter ? { filter } : {}),
@@ -76,12 +79,18 @@ export interface WriteRequest {
   readonly v4?: boolean;
   /** The `Prefer` header: `return=representation` or `return=minimal` (OData v4 Protocol §8.2.8.7). */
   readonly prefer?: string | undefined;
+  /** The `If-Match` header: the write is made only if the entity's ETag still matches (§11.4.1.1). */
+  readonly ifMatch?: string | undefined;
 }
 
-/** The entity a v4 write answers with: what a v4 GET of it answers. */
-async function readV4(version: string, url: string, context: VersionedWriteContext): Promise<string> {
+/** The entity a v4 write answers with: what a v4 GET of it answers, with its ETag header. */
+async function readV4(
+  version: string,
+  url: string,
+  context: VersionedWriteContext,
+): Promise<{ body: string; etag: Record<string, string> }> {
   const reply = await read({ version, url, headers: { "odata-version": "4.0" } }, context);
-  return reply.body;
+  return { body: reply.body, etag: reply.headers.etag ? { etag: reply.headers.etag } : {} };
 }
 
 const preferred = (prefer: string | undefined) =>
@@ -133,14 +142,15 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
         body: "",
       };
     }
+    const created = await readV4(request.version, `/${asked.resource}(${id})`, context);
     return {
       table,
       status: 201,
-      headers: { ...V4_HEADERS, location, "content-type": `${json};odata.metadata=minimal` },
-      body: await readV4(request.version, `/${asked.resource}(${id})`, context),
+      headers: { ...V4_HEADERS, ...created.etag, location, "content-type": `${json};odata.metadata=minimal` },
+      body: created.body,
     };
   }
-  const target = targetOf(query, request.method);
+  const target = targetOf(query, request.method, request.ifMatch);
   const options = { dryRun: request.dryRun };
   const outcome =
     request.method === "DELETE"
@@ -172,16 +182,18 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
   if (request.v4) {
     // OData v4 Protocol §11.4.3–11.4.5: 204, or the entity as it is now when the client prefers it.
     if (prefer === "representation" && query.key && request.method !== "DELETE") {
+      const written = await readV4(request.version, request.url.split("?")[0] as string, context);
       return {
         table,
         status: 200,
         headers: {
           ...headers,
           ...V4_HEADERS,
+          ...written.etag,
           "content-type": `${json};odata.metadata=minimal`,
           "preference-applied": "return=representation",
         },
-        body: await readV4(request.version, request.url.split("?")[0] as string, context),
+        body: written.body,
       };
     }
     const { "content-type": _json, ...rest } = headers;

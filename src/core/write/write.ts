@@ -8,6 +8,7 @@ import { type Expr, idIn, type Key, LinkReference, type ODataQuery, type Version
 import { readRows } from "../read.ts";
 import { compileWriteTargets } from "../sql/compile.ts";
 import { checkCreatable, checkStaysWritable, writeRefused } from "./candidates.ts";
+import { checkIfMatch } from "./preconditions.ts";
 import { rulesOf } from "./rules/index.ts";
 import type { RuleContext } from "./rules/types.ts";
 import { columnDefault, columnValue, deleteRows, idsWhere, insertRow, updateRows } from "./statements.ts";
@@ -27,6 +28,8 @@ export interface WriteTarget {
   readonly filter?: Expr;
   /** The fields of a translated version that the filter names (`ODataQuery.versionFields`). */
   readonly versionFields?: VersionFields;
+  /** If-Match's entity tags (`*` or ETags): the write is made only if the row's ETag is one of them. */
+  readonly ifMatch?: readonly string[];
 }
 
 export interface Change {
@@ -184,6 +187,10 @@ async function lockTargets(tx: Executor, target: WriteTarget, context: WriteCont
   const writable = rows.filter((row) => row.may_write).map((row) => row.id);
   // By key, a row the caller sees but may not change is refused; a bulk write just leaves it alone.
   if (target.key && writable.length < rows.length) throw writeRefused(plan.table.resource);
+  if (target.ifMatch) {
+    if (!target.key) throw new BadRequest("If-Match applies to one entity: write it by its key");
+    await checkIfMatch(tx, plan.table.resource, writable, target.ifMatch, context.permissions);
+  }
   return { resource: plan.table.resource, ids: writable };
 }
 
