@@ -167,7 +167,7 @@ function outputOptions(
 }
 
 /** `application(5)`, `/v6/application(5)` or an absolute URL of it: the id of an `@odata.bind`. */
-function boundId(value: unknown, target: string, name: string): number {
+export function boundId(value: unknown, target: string, name: string): number {
   const entity = typeof value === "string" ? /(?:^|\/)([^/()]+)\((\d+)\)$/.exec(value) : null;
   if (!entity || entity[1] !== target) {
     throw new BadRequest(`${name}@odata.bind must name one ${target} by its id: "${target}(<id>)"`);

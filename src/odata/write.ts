@@ -9,6 +9,7 @@ import {
   type WriteTarget,
 } from "../core/write/write.ts";
 import { BadRequest, NotFound } from "../errors.ts";
+import { splitDeepBody } from "./deep-insert.ts";
 import { entityTags } from "./etags.ts";
 import { v4Body } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
@@ -104,7 +105,14 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
   const query = translator ? translator.writeTarget(asked) : asked;
   const resource = context.versions.view(request.version).model.resources.get(asked.resource);
   if (!resource) throw new NotFound(`Unknown resource '${asked.resource}'`);
-  const written = request.v4 ? v4Body(request.body, resource) : request.body;
+  const split =
+    request.v4 && request.method === "POST"
+      ? splitDeepBody(request.body, resource, {
+          model: context.versions.view(request.version).model,
+          translator,
+        })
+      : { own: request.body, deep: {}, expanded: [] };
+  const written = request.v4 ? v4Body(split.own, resource) : split.own;
   const body = translator
     ? translator.body(
         translator.place(asked.resource),
@@ -117,7 +125,7 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
     if (query.key || query.count || Object.keys(query.options).length > 0) {
       throw new BadRequest("POST goes to a resource collection, without a key or query options");
     }
-    const id = await createEntity(query.resource, body, context);
+    const id = await createEntity(query.resource, body, context, split.deep);
     const table = resolveResource(context.model, query.resource).table;
     const location = `/${request.version}/${asked.resource}(${id})`;
     if (!request.v4) {
@@ -142,7 +150,9 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
         body: "",
       };
     }
-    const created = await readV4(request.version, `/${asked.resource}(${id})`, context);
+    // A deep insert answers with the entities it created expanded (OData v4 Protocol §11.4.2.2).
+    const expand = split.expanded.length > 0 ? `?$expand=${split.expanded.join(",")}` : "";
+    const created = await readV4(request.version, `/${asked.resource}(${id})${expand}`, context);
     return {
       table,
       status: 201,
