@@ -104,6 +104,19 @@ describe.each(databaseKinds)("writes to $ref on %s", (kind) => {
       expect((await device(created.id)).belongs_to__application).toBe(other.id);
     });
 
+    it("in an older version's names: v1's device(…)/application/$ref", async () => {
+      const { w, fleet, other } = world;
+      const created = await w.device(fleet);
+      const moved = await send(
+        "PUT",
+        `/v1/device(${created.id})/application/$ref`,
+        { "@odata.id": `/v1/application(${other.id})` },
+        maxVersion,
+      );
+      expect(moved.statusCode, moved.body).toBe(204);
+      expect((await device(created.id)).belongs_to__application).toBe(other.id);
+    });
+
     it("DELETE unsets a nullable link; a required one is 400 naming it", async () => {
       const { w, fleet, release } = world;
       const pinned = await w.device(fleet, { pin: release });
