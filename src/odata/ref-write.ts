@@ -3,7 +3,7 @@ import type { Expr, Key, ODataQuery } from "../core/query.ts";
 import { readRows } from "../core/read.ts";
 import { updateEntities, type WriteContext, type WriteTarget } from "../core/write/write.ts";
 import { BadRequest, NotFound } from "../errors.ts";
-import type { Navigation, Resource } from "../model/types.ts";
+import type { Field, Navigation, Resource } from "../model/types.ts";
 import { resourcePath } from "./path.ts";
 import { V4_HEADERS } from "./serialize.ts";
 import type { Versions } from "./versions/index.ts";
@@ -77,6 +77,95 @@ function linkField(resource: Resource, navigation: Navigation, target: Resource)
   return field;
 }
 
+/** A write to one navigation's $ref: what was asked (in the version's names) and what it writes (v6). */
+interface Ref {
+  readonly method: string;
+  readonly body: unknown;
+  readonly version: string;
+  readonly asked: { readonly resource: string; readonly navigation: string; readonly target: string };
+  readonly root: ODataQuery & { readonly key: Key };
+  readonly rootResource: Resource;
+  readonly target: Resource;
+  readonly field: Field;
+  /** `…/owns__device(1)/$ref` */
+  readonly childKey?: Key;
+  /** `…/owns__device/$ref?$id=device(1)` */
+  readonly deletedId?: string;
+}
+
+interface Change {
+  readonly target: WriteTarget;
+  readonly body: Record<string, unknown>;
+}
+
+const referenceOf = (ref: Ref) =>
+  referencedId(
+    bodyReference(ref.body),
+    ref.asked.target,
+    ref.version,
+    `@odata.id of ${ref.asked.navigation}/$ref`,
+  );
+
+/** PUT sets the link the entity holds, DELETE unsets it. */
+function toOneChange(ref: Ref): Change {
+  const { method, field, asked } = ref;
+  if (method !== "PUT" && method !== "DELETE") {
+    throw new BadRequest(`${asked.navigation} is one entity: PUT its $ref to set it, DELETE it to unset it`);
+  }
+  if (method === "DELETE" && !field.nullable) {
+    throw new BadRequest(`'${field.name}' of ${ref.rootResource.name} cannot be null: replace it with PUT`);
+  }
+  const value = method === "PUT" ? referenceOf(ref) : null;
+  return { target: { resource: ref.root.resource, key: ref.root.key }, body: { [field.name]: value } };
+}
+
+/** POST links an entity to the collection's owner; DELETE unlinks one that is in the collection. */
+async function collectionChange(ref: Ref, context: WriteContext): Promise<Change> {
+  const { method, field, asked, target } = ref;
+  if (method !== "POST" && method !== "DELETE") {
+    throw new BadRequest(
+      `${asked.navigation} is a collection: POST a $ref to add to it, DELETE one to remove it`,
+    );
+  }
+  // The entity the collection belongs to must be one the caller can read: else it is not there.
+  const [owner] = await readRows(
+    { ...ref.root, options: { select: ["id"] } },
+    { ...context, format: "pinejs" },
+  );
+  if (!owner) throw new NotFound(`No ${asked.resource} has this key`);
+  const ownerId = owner.id as number;
+  if (method === "POST") {
+    if (ref.childKey) throw new BadRequest(`POST adds to ${asked.navigation}/$ref itself, without a key`);
+    return {
+      target: { resource: target.name, key: idKey(referenceOf(ref)) },
+      body: { [field.name]: ownerId },
+    };
+  }
+  if (!field.nullable) {
+    throw new BadRequest(
+      `'${field.name}' of ${target.name} cannot be null: a ${target.name} leaves ${asked.navigation} only by moving to another ${ref.rootResource.name}`,
+    );
+  }
+  const { childKey, deletedId } = ref;
+  const named = childKey
+    ? childKey.kind === "id" && childKey.value.kind === "number"
+      ? childKey.value.value
+      : undefined
+    : deletedId === undefined
+      ? undefined
+      : referencedId(deletedId, asked.target, ref.version, "$id");
+  if (named === undefined) {
+    throw new BadRequest(
+      `DELETE of ${asked.navigation}/$ref names the ${asked.target} to remove: ${asked.navigation}(<id>)/$ref or $id=${asked.target}(<id>)`,
+    );
+  }
+  // Only a member of this collection leaves it.
+  return {
+    target: { resource: target.name, key: idKey(named), filter: equals([field.name], ownerId) },
+    body: { [field.name]: null },
+  };
+}
+
 /** What of write.ts's request a write to $ref reads. */
 interface RefWriteRequest {
   readonly method: string;
@@ -121,72 +210,19 @@ export async function writeRef(
     throw new BadRequest(`${step.navigation.name} of ${asked.resource} cannot be written through $ref`);
   const target = resolveResource(context.model, navigation.target);
   const field = linkField(rootResource, navigation, target);
-  const refWhat = `@odata.id of ${step.navigation.name}/$ref`;
-  const rootKey = root.key as Key;
-
-  let write: { target: WriteTarget; body: Record<string, unknown> };
-  if (navigation.cardinality === "one") {
-    if (method !== "PUT" && method !== "DELETE") {
-      throw new BadRequest(
-        `${step.navigation.name} is one entity: PUT its $ref to set it, DELETE it to unset it`,
-      );
-    }
-    if (method === "DELETE" && !field.nullable) {
-      throw new BadRequest(`'${field.name}' of ${rootResource.name} cannot be null: replace it with PUT`);
-    }
-    const value =
-      method === "PUT"
-        ? referencedId(bodyReference(request.body), step.navigation.target, version, refWhat)
-        : null;
-    write = { target: { resource: root.resource, key: rootKey }, body: { [field.name]: value } };
-  } else {
-    // The entity the collection belongs to must be one the caller can read: else it is not there.
-    const [owner] = await readRows(
-      { ...root, options: { select: ["id"] } },
-      {
-        ...context,
-        format: "pinejs",
-      },
-    );
-    if (!owner) throw new NotFound(`No ${asked.resource} has this key`);
-    const ownerId = owner.id as number;
-    if (method === "POST") {
-      if (step.key) throw new BadRequest(`POST adds to ${step.navigation.name}/$ref itself, without a key`);
-      const child = referencedId(bodyReference(request.body), step.navigation.target, version, refWhat);
-      write = { target: { resource: target.name, key: idKey(child) }, body: { [field.name]: ownerId } };
-    } else if (method === "DELETE") {
-      if (!field.nullable) {
-        throw new BadRequest(
-          `'${field.name}' of ${target.name} cannot be null: a ${target.name} leaves ${step.navigation.name} only by moving to another ${rootResource.name}`,
-        );
-      }
-      const named = step.key
-        ? step.key.kind === "id" && step.key.value.kind === "number"
-          ? step.key.value.value
-          : undefined
-        : deletedId === undefined
-          ? undefined
-          : referencedId(deletedId, step.navigation.target, version, "$id");
-      if (named === undefined) {
-        throw new BadRequest(
-          `DELETE of ${step.navigation.name}/$ref names the ${step.navigation.target} to remove: ${step.navigation.name}(<id>)/$ref or $id=${step.navigation.target}(<id>)`,
-        );
-      }
-      // Only a member of this collection leaves it.
-      write = {
-        target: {
-          resource: target.name,
-          key: idKey(named),
-          filter: equals([field.name], ownerId),
-        },
-        body: { [field.name]: null },
-      };
-    } else {
-      throw new BadRequest(
-        `${step.navigation.name} is a collection: POST a $ref to add to it, DELETE one to remove it`,
-      );
-    }
-  }
+  const ref: Ref = {
+    method,
+    body: request.body,
+    version,
+    asked: { resource: asked.resource, navigation: step.navigation.name, target: step.navigation.target },
+    root: { ...root, key: root.key as Key },
+    rootResource,
+    target,
+    field,
+    ...(step.key ? { childKey: step.key } : {}),
+    ...(deletedId === undefined ? {} : { deletedId }),
+  };
+  const write = navigation.cardinality === "one" ? toOneChange(ref) : await collectionChange(ref, context);
   const outcome = await updateEntities(write.target, write.body, context);
   if (outcome.affected === 0) {
     throw new NotFound(
