@@ -103,6 +103,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           v4,
           prefer: headerText(request.headers.prefer),
           ifMatch: headerText(request.headers["if-match"]),
+          ifNoneMatch: headerText(request.headers["if-none-match"]),
         },
         { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
         // OData v4 clients get the standard 403.

@@ -174,6 +174,7 @@ interface RefWriteRequest {
   readonly body: unknown;
   readonly dryRun: boolean;
   readonly v4?: boolean;
+  readonly ifMatch?: string | undefined;
 }
 
 /** PUT, POST or DELETE of `<entity>/<navigation>/$ref`: one PATCH of the row holding the link. */
@@ -183,6 +184,8 @@ export async function writeRef(
 ): Promise<{ table: string; status: number; headers: Record<string, string>; body: string }> {
   const { version, method } = request;
   if (request.dryRun) throw new BadRequest("A write to $ref has no dry run");
+  // An ETag is an entity's; a reference has none to compare, and a condition is never dropped.
+  if (request.ifMatch !== undefined) throw new BadRequest("If-Match applies to an entity, not to a $ref");
   const { url, id: deletedId } = takeId(request.url);
   const path = resourcePath(url, context.versions.view(version).model);
   const [step, ...deeper] = path.steps;

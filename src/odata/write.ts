@@ -82,6 +82,8 @@ export interface WriteRequest {
   readonly prefer?: string | undefined;
   /** The `If-Match` header: the write is made only if the entity's ETag still matches (§11.4.1.1). */
   readonly ifMatch?: string | undefined;
+  /** The `If-None-Match` header, which no write here honours: refused rather than ignored. */
+  readonly ifNoneMatch?: string | undefined;
 }
 
 /** The entity a v4 write answers with: what a v4 GET of it answers, with its ETag header. */
@@ -99,6 +101,7 @@ const preferred = (prefer: string | undefined) =>
 
 /** An OData POST, PATCH, PUT or DELETE: parse → translate (to v6) → write core → pinejs or v4 reply. */
 export async function write(request: WriteRequest, context: VersionedWriteContext): Promise<WriteReply> {
+  if (request.ifNoneMatch !== undefined) throw new BadRequest("If-None-Match is not supported on a write");
   if (pathEnd(request.url) === "$ref") return writeRef(request, context);
   const asked = parse(request.url);
   const translator = context.versions.translator(request.version);
@@ -122,6 +125,8 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
     : written;
   const prefer = preferred(request.prefer);
   if (request.method === "POST") {
+    if (request.ifMatch !== undefined)
+      throw new BadRequest("If-Match applies to an existing entity, not to a POST");
     if (query.key || query.count || Object.keys(query.options).length > 0) {
       throw new BadRequest("POST goes to a resource collection, without a key or query options");
     }

@@ -191,6 +191,30 @@ describe.each(databaseKinds)("ETags on %s", (kind) => {
       expect(bulk.statusCode, bulk.body).toBe(400);
     });
 
+    it("a condition no write honours is 400, never ignored: If-Match on a POST, If-None-Match on a write", async () => {
+      const created = await call(
+        "POST",
+        "/v6/device",
+        { ...maxVersion, "if-match": "*" },
+        { belongs_to__application__id: world.fleet.id, device_name: "etag-never" },
+      );
+      expect(created.statusCode, created.body).toBe(400);
+      const device = await world.w.device(world.fleet);
+      const patched = await call(
+        "PATCH",
+        `/v6/device(${device.id})`,
+        { ...maxVersion, "if-none-match": "*" },
+        {
+          note: "x",
+        },
+      );
+      expect(patched.statusCode, patched.body).toBe(400);
+      expect(await server.test.db.prisma.device.count({ where: { device_name: "etag-never" } })).toBe(0);
+      expect(
+        (await server.test.db.prisma.device.findUniqueOrThrow({ where: { id: device.id } })).note,
+      ).toBeNull();
+    });
+
     it("a row the caller cannot see is 412 with If-Match, as for a row that is gone", async () => {
       const device = await world.w.device(world.fleet);
       const stranger = await createUser(server.test.db, buildModel(), {

@@ -251,6 +251,20 @@ describe.each(databaseKinds)("writes to $ref on %s", (kind) => {
     });
   });
 
+  it("If-Match on a $ref is 400, not ignored: a reference has no ETag", async () => {
+    const { w, fleet, release } = world;
+    const created = await w.device(fleet);
+    const response = await send(
+      "PUT",
+      `/v6/device(${created.id})/should_be_running__release/$ref`,
+      { "@odata.id": `release(${release.id})` },
+      { ...maxVersion, "if-match": "*" },
+    );
+    expect(response.statusCode, response.body).toBe(400);
+    expect(errorOf(response).message).toMatch(/If-Match applies to an entity/);
+    expect((await device(created.id)).should_be_running__release).toBeNull();
+  });
+
   describe("with the caller's rights", () => {
     it("a member binds within their organization", async () => {
       const { w, fleet, release } = world;
