@@ -41,6 +41,13 @@ export class Conflict extends FleetgateError {
   }
 }
 
+/** RFC 9110's 412: an If-Match that the entity's ETag no longer matches (it changed since it was read). */
+export class PreconditionFailed extends FleetgateError {
+  constructor(message: string) {
+    super(message, 412, "PRECONDITION_FAILED");
+  }
+}
+
 /** RFC 9110's 422: a well-formed request that cannot be processed, such as a reused Idempotency-Key. */
 export class UnprocessableContent extends FleetgateError {
   constructor(message: string) {
@@ -81,6 +88,7 @@ export const errorClasses = [
   Forbidden,
   NotFound,
   Conflict,
+  PreconditionFailed,
   UnprocessableContent,
   TooManyRequests,
   ServiceUnavailable,

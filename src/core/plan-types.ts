@@ -68,6 +68,8 @@ export type OutputItem =
   /** An unexpanded foreign key: `{"__id": N}` (pinejs) or the bare id (v4). */
   | { readonly kind: "link"; readonly key: string; readonly id: Planned }
   | { readonly kind: "expand"; readonly key: string; readonly join: Join; readonly select: SelectPlan }
+  /** The row's weak ETag (etag.ts). */
+  | { readonly kind: "etag"; readonly key: string; readonly table: TableRef }
   /** Whether the caller may also change the row: their write predicate (system reads only). */
   | { readonly kind: "writable"; readonly key: string; readonly predicate: Fragment }
   | {

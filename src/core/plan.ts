@@ -121,6 +121,7 @@ class SelectPlanner {
         const text = { kind: "text", value: item.constant } as const;
         return { kind: "value", key: item.as, value: { kind: "literal", type: "Text", literal: text } };
       }
+      if (typeof item !== "string" && "etag" in item) return { kind: "etag", key: item.as, table };
       const [name, ...through] = typeof item === "string" ? [item] : item.path;
       const key = typeof item === "string" ? item : item.as;
       if (name === undefined) throw new BadRequest("Empty $select item");

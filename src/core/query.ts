@@ -97,7 +97,9 @@ export type SelectItem =
   | string
   | { readonly path: readonly string[]; readonly as: string }
   /** The same text in every row, under `as` (GraphQL's `__typename`). */
-  | { readonly constant: string; readonly as: string };
+  | { readonly constant: string; readonly as: string }
+  /** The row's weak ETag (./etag.ts), under `as` (OData v4's `@odata.etag`). */
+  | { readonly etag: true; readonly as: string };
 
 export interface QueryOptions {
   /** Undefined means every default field. */

@@ -1,3 +1,4 @@
+import { etagFields } from "../core/etag.ts";
 import type { Resource } from "../model/types.ts";
 import { fkProperty, isNavigableLink } from "./fk-properties.ts";
 
@@ -45,5 +46,21 @@ export function capabilityAnnotations(resource: Resource, maxExpandDepth: number
     term("CountRestrictions", bool("Countable", true)),
     '<Annotation Term="Org.OData.Capabilities.V1.TopSupported" Bool="true"/>',
     '<Annotation Term="Org.OData.Capabilities.V1.SkipSupported" Bool="true"/>',
+    concurrencyAnnotation(resource),
   ].join("");
+}
+
+/**
+ * Org.OData.Core.V1.OptimisticConcurrency on an entity set that can be changed or deleted: the
+ * properties its ETag is computed from (core/etag.ts), which If-Match compares. The write core
+ * honours If-Match; it does not require it, as pinejs's clients send none.
+ */
+function concurrencyAnnotation(resource: Resource): string {
+  if (resource.writability.update.length === 0 && !resource.writability.deletable) return "";
+  const properties = etagFields(resource).map((field) =>
+    isNavigableLink(resource, field.name) ? fkProperty(field.name) : field.name,
+  );
+  return `<Annotation Term="Org.OData.Core.V1.OptimisticConcurrency"><Collection>${properties
+    .map((name) => `<PropertyPath>${name}</PropertyPath>`)
+    .join("")}</Collection></Annotation>`;
 }

@@ -140,8 +140,8 @@ function outputOptions(
   const keys = new Set<string>();
   const select: SelectItem[] = [];
   for (const item of items) {
-    // A constant (GraphQL's `__typename`) is no property of the model.
-    if (typeof item !== "string" && "constant" in item) {
+    // A constant (GraphQL's `__typename`) or an ETag is no property of the model.
+    if (typeof item !== "string" && ("constant" in item || "etag" in item)) {
       select.push(item);
       continue;
     }
@@ -167,7 +167,7 @@ function outputOptions(
 }
 
 /** `application(5)`, `/v6/application(5)` or an absolute URL of it: the id of an `@odata.bind`. */
-function boundId(value: unknown, target: string, name: string): number {
+export function boundId(value: unknown, target: string, name: string): number {
   const entity = typeof value === "string" ? /(?:^|\/)([^/()]+)\((\d+)\)$/.exec(value) : null;
   if (!entity || entity[1] !== target) {
     throw new BadRequest(`${name}@odata.bind must name one ${target} by its id: "${target}(<id>)"`);

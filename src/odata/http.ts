@@ -79,8 +79,10 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           statementCaches: deps.statementCaches,
         },
       );
-      // A null value at the end of a path: no content, so no content type either.
-      if (result.status === 204) return reply.code(204).headers(result.headers).send();
+      // A null value at the end of a path, or an entity the client holds (304): no content, so no
+      // content type either.
+      if (result.status === 204 || result.status === 304)
+        return reply.code(result.status).headers(result.headers).send();
       return reply.type(result.contentType).headers(result.headers).send(result.body);
     });
 
@@ -98,6 +100,8 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           dryRun: request.headers[DRY_RUN_HEADER] === "true",
           v4,
           prefer: headerText(request.headers.prefer),
+          ifMatch: headerText(request.headers["if-match"]),
+          ifNoneMatch: headerText(request.headers["if-none-match"]),
         },
         { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
         // OData v4 clients get the standard 403.

@@ -1,5 +1,6 @@
 import { BadRequest } from "../errors.ts";
 import type { Model, Resource } from "../model/types.ts";
+import { ETAG } from "./etags.ts";
 import { formatInUrl, type NegotiationHeaders } from "./format.ts";
 import type { Reply } from "./serialize.ts";
 
@@ -33,10 +34,14 @@ function resourceOf(context: string, model: Model): { resource: Resource; single
 function annotate(entity: Row, resource: Resource, model: Model): Row {
   const id = entity.id;
   const link = typeof id === "number" ? `${resource.name}(${id})` : undefined;
+  const { [ETAG]: etag, ...properties } = entity;
   const control: Row = { "@odata.type": `#fleetgate.${resource.name}` };
-  if (link) Object.assign(control, { "@odata.id": link, "@odata.editLink": link });
+  if (link) Object.assign(control, { "@odata.id": link });
+  // JSON Format §4.5: the entity's control information in this order, before its properties.
+  if (etag !== undefined) control[ETAG] = etag;
+  if (link) control["@odata.editLink"] = link;
   const members: Row = {};
-  for (const [name, value] of Object.entries(entity)) {
+  for (const [name, value] of Object.entries(properties)) {
     const navigation = resource.navigations.get(name);
     const target = navigation && model.resources.get(navigation.target);
     if (target && Array.isArray(value)) {
@@ -61,8 +66,12 @@ export function atMetadataLevel(reply: Reply, level: MetadataLevel, model: Model
   const context = String(body["@odata.context"] ?? "");
   let shaped: Row;
   if (level === "none") {
-    const { "@odata.context": _context, ...rest } = body;
-    shaped = rest;
+    // No control information but the count and the next link (JSON Format §3.1.3); the ETag of an
+    // entity read by key stays in its header.
+    const { "@odata.context": _context, [ETAG]: _etag, ...rest } = body;
+    shaped = Array.isArray(rest.value)
+      ? { ...rest, value: (rest.value as Row[]).map(({ [ETAG]: _tag, ...entity }) => entity) }
+      : rest;
   } else {
     const found = resourceOf(context, model);
     if (!found) shaped = body;

@@ -11,6 +11,7 @@ import {
 import type { Slot, StatementCache } from "../core/statement-cache.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
+import { ETAG, notModified, withEtag } from "./etags.ts";
 import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
 import { atMetadataLevel, metadataLevel } from "./metadata-level.ts";
@@ -58,7 +59,10 @@ export interface ReadRequest {
   readonly version: string;
   /** The rest of the URL as received: `/device(5)?$select=id`. */
   readonly url: string;
-  readonly headers: NegotiationHeaders & { readonly prefer?: string | undefined };
+  readonly headers: NegotiationHeaders & {
+    readonly prefer?: string | undefined;
+    readonly "if-none-match"?: string | undefined;
+  };
   /** `http://host:port`, as the client reached the server: `@odata.nextLink` is absolute. */
   readonly origin?: string;
 }
@@ -72,7 +76,7 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
       ? pageOf(parsed.options, maxPageSize(request.headers.prefer))
       : undefined;
   const asked = page ? { ...parsed, options: pageOptions(parsed.options, page) } : parsed;
-  const query =
+  const translated =
     format === "v4"
       ? linksAsFkProperties(
           context.versions.toV6(
@@ -82,6 +86,12 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
           context.model,
         )
       : context.versions.toV6(request.version, asked);
+  // An entity read by key carries its ETag (with its ETag header); with full metadata every entity.
+  const etags =
+    format === "v4" &&
+    !asked.count &&
+    (asked.key !== undefined || metadataLevel(request.headers, request.url) === "full");
+  const query = etags ? withEtag(translated) : translated;
   const read = compileQuery(query, {
     model: context.model,
     permissions: context.permissions,
@@ -118,7 +128,9 @@ function compileByShape(request: ReadRequest, context: ReadContext): CompiledRea
   if (!statementCaches || !url) return compile(request, context);
   // Everything else a statement depends on: the version, the caller, the negotiated headers.
   const pageSize = maxPageSize(request.headers.prefer) ?? "";
-  const key = `${request.version} ${permissions.cacheKey} ${wantsV4(request.headers, undefined)} ${pageSize} ${url.shape.key}`;
+  const v4 = wantsV4(request.headers, undefined);
+  const level = v4 ? metadataLevel(request.headers, request.url) : "";
+  const key = `${request.version} ${permissions.cacheKey} ${v4} ${level} ${pageSize} ${url.shape.key}`;
   const { statement, extra } = statementCaches.urls.compile(key, url.slots, (values) => {
     const { statement, ...extra } = compile(
       values ? { ...request, url: withLiterals(url.shape, values) } : request,
@@ -137,7 +149,8 @@ export async function read(request: ReadRequest, context: ReadContext): Promise<
   const reply = await readReply(request, context);
   if (!reply.contentType.includes("odata.metadata=")) return reply;
   const level = metadataLevel(request.headers, request.url);
-  return atMetadataLevel(reply, level, context.versions.view(request.version).model);
+  const shaped = atMetadataLevel(reply, level, context.versions.view(request.version).model);
+  return notModified(shaped, request.headers["if-none-match"]);
 }
 
 async function readReply(request: ReadRequest, context: ReadContext): Promise<Reply> {
@@ -149,7 +162,9 @@ async function readReply(request: ReadRequest, context: ReadContext): Promise<Re
   // OData v4: a key names one entity (pinejs wire: still an array, {"d":[]} for a miss).
   if (read.format === "v4" && read.single) {
     const [entity] = JSON.parse(json) as Record<string, unknown>[];
-    return serializeEntity(metadata, entity);
+    const reply = serializeEntity(metadata, entity);
+    const etag = entity?.[ETAG];
+    return typeof etag === "string" ? { ...reply, headers: { ...reply.headers, etag } } : reply;
   }
   if (read.page) {
     const rows = JSON.parse(json) as unknown[];

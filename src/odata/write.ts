@@ -9,9 +9,13 @@ import {
   type WriteTarget,
 } from "../core/write/write.ts";
 import { BadRequest, NotFound } from "../errors.ts";
+import { splitDeepBody } from "./deep-insert.ts";
+import { entityTags } from "./etags.ts";
 import { v4Body } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
+import { pathEnd } from "./path.ts";
 import { read } from "./read.ts";
+import { writeRef } from "./ref-write.ts";
 import { V4_HEADERS } from "./serialize.ts";
 import type { Versions } from "./versions/index.ts";
 
@@ -30,12 +34,14 @@ export const AFFECTED_ROWS_HEADER = "x-affected-rows";
 
 const json = "application/json";
 
-function targetOf(query: ODataQuery, method: string): WriteTarget {
+function targetOf(query: ODataQuery, method: string, ifMatch: string | undefined): WriteTarget {
   const { filter, ...others } = query.options;
   if (query.count) throw new BadRequest(`${method} cannot target /$count`);
   if (Object.keys(others).length > 0) throw new BadRequest(`${method} takes no query options but $filter`);
   if (method === "PUT" && !query.key) throw new BadRequest("PUT needs a key: it replaces one entity");
+  const tags = entityTags(ifMatch);
   return {
+    ...(tags ? { ifMatch: tags } : {}),
     resource: query.resource,
     ...(query.key ? { key: query.key } : {}),
     ...(filter ? { filter } : {}),
@@ -74,12 +80,20 @@ export interface WriteRequest {
   readonly v4?: boolean;
   /** The `Prefer` header: `return=representation` or `return=minimal` (OData v4 Protocol §8.2.8.7). */
   readonly prefer?: string | undefined;
+  /** The `If-Match` header: the write is made only if the entity's ETag still matches (§11.4.1.1). */
+  readonly ifMatch?: string | undefined;
+  /** The `If-None-Match` header, which no write here honours: refused rather than ignored. */
+  readonly ifNoneMatch?: string | undefined;
 }
 
-/** The entity a v4 write answers with: what a v4 GET of it answers. */
-async function readV4(version: string, url: string, context: VersionedWriteContext): Promise<string> {
+/** The entity a v4 write answers with: what a v4 GET of it answers, with its ETag header. */
+async function readV4(
+  version: string,
+  url: string,
+  context: VersionedWriteContext,
+): Promise<{ body: string; etag: Record<string, string> }> {
   const reply = await read({ version, url, headers: { "odata-version": "4.0" } }, context);
-  return reply.body;
+  return { body: reply.body, etag: reply.headers.etag ? { etag: reply.headers.etag } : {} };
 }
 
 const preferred = (prefer: string | undefined) =>
@@ -87,12 +101,21 @@ const preferred = (prefer: string | undefined) =>
 
 /** An OData POST, PATCH, PUT or DELETE: parse → translate (to v6) → write core → pinejs or v4 reply. */
 export async function write(request: WriteRequest, context: VersionedWriteContext): Promise<WriteReply> {
+  if (request.ifNoneMatch !== undefined) throw new BadRequest("If-None-Match is not supported on a write");
+  if (pathEnd(request.url) === "$ref") return writeRef(request, context);
   const asked = parse(request.url);
   const translator = context.versions.translator(request.version);
   const query = translator ? translator.writeTarget(asked) : asked;
   const resource = context.versions.view(request.version).model.resources.get(asked.resource);
   if (!resource) throw new NotFound(`Unknown resource '${asked.resource}'`);
-  const written = request.v4 ? v4Body(request.body, resource) : request.body;
+  const split =
+    request.v4 && request.method === "POST"
+      ? splitDeepBody(request.body, resource, {
+          model: context.versions.view(request.version).model,
+          translator,
+        })
+      : { own: request.body, deep: {}, expanded: [] };
+  const written = request.v4 ? v4Body(split.own, resource) : split.own;
   const body = translator
     ? translator.body(
         translator.place(asked.resource),
@@ -102,10 +125,12 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
     : written;
   const prefer = preferred(request.prefer);
   if (request.method === "POST") {
+    if (request.ifMatch !== undefined)
+      throw new BadRequest("If-Match applies to an existing entity, not to a POST");
     if (query.key || query.count || Object.keys(query.options).length > 0) {
       throw new BadRequest("POST goes to a resource collection, without a key or query options");
     }
-    const id = await createEntity(query.resource, body, context);
+    const id = await createEntity(query.resource, body, context, split.deep);
     const table = resolveResource(context.model, query.resource).table;
     const location = `/${request.version}/${asked.resource}(${id})`;
     if (!request.v4) {
@@ -130,14 +155,17 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
         body: "",
       };
     }
+    // A deep insert answers with the entities it created expanded (OData v4 Protocol §11.4.2.2).
+    const expand = split.expanded.length > 0 ? `?$expand=${split.expanded.join(",")}` : "";
+    const created = await readV4(request.version, `/${asked.resource}(${id})${expand}`, context);
     return {
       table,
       status: 201,
-      headers: { ...V4_HEADERS, location, "content-type": `${json};odata.metadata=minimal` },
-      body: await readV4(request.version, `/${asked.resource}(${id})`, context),
+      headers: { ...V4_HEADERS, ...created.etag, location, "content-type": `${json};odata.metadata=minimal` },
+      body: created.body,
     };
   }
-  const target = targetOf(query, request.method);
+  const target = targetOf(query, request.method, request.ifMatch);
   const options = { dryRun: request.dryRun };
   const outcome =
     request.method === "DELETE"
@@ -169,16 +197,18 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
   if (request.v4) {
     // OData v4 Protocol §11.4.3–11.4.5: 204, or the entity as it is now when the client prefers it.
     if (prefer === "representation" && query.key && request.method !== "DELETE") {
+      const written = await readV4(request.version, request.url.split("?")[0] as string, context);
       return {
         table,
         status: 200,
         headers: {
           ...headers,
           ...V4_HEADERS,
+          ...written.etag,
           "content-type": `${json};odata.metadata=minimal`,
           "preference-applied": "return=representation",
         },
-        body: await readV4(request.version, request.url.split("?")[0] as string, context),
+        body: written.body,
       };
     }
     const { "content-type": _json, ...rest } = headers;

@@ -149,4 +149,21 @@ describe.each(databaseKinds)("$metadata as CSDL on %s", (kind) => {
     // A device is created through the API.
     expect(container.device?.[`${capabilities}.InsertRestrictions`]).toEqual({ Insertable: true });
   });
+
+  it("an entity set that can be changed names the properties of its ETag (Core.OptimisticConcurrency)", () => {
+    const container = schemaOf(csdl.get("v6") as Csdl).fleetgate as Record<string, Record<string, unknown>>;
+    const concurrency = "@Org.OData.Core.V1.OptimisticConcurrency";
+    const device = container.device?.[concurrency] as string[];
+    expect(device).toEqual(
+      expect.arrayContaining(["id", "uuid", "device_name", "belongs_to__application__id"]),
+    );
+    // Computed fields are not part of it.
+    expect(device).not.toContain("overall_status");
+    // A resource no caller changes has none.
+    const model = buildModel();
+    for (const resource of model.resources.values()) {
+      const changeable = resource.writability.update.length > 0 || resource.writability.deletable;
+      expect(container[resource.name]?.[concurrency] !== undefined, resource.name).toBe(changeable);
+    }
+  });
 });

@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 // announces OData v4 with OData-MaxVersion, as the protocol asks of a client.
 
 interface Device {
+  "@odata.etag"?: string;
   id: number;
   device_name: string;
   note: string | null;
@@ -110,6 +111,26 @@ describe.each(databaseKinds)("generic OData v4 clients on %s", (kind) => {
       await devices.delete(created.id);
       await expect(devices.retrieve(created.id)).rejects.toThrow(/No entity has this key/);
     });
+
+    it("reads an entity's @odata.etag, and an update with a stale If-Match is refused", async () => {
+      const devices = client().getEntitySet<Device>("device");
+      const created = await devices.create({
+        device_name: "etag-odata-client",
+        belongs_to__application__id: fleet.id,
+      });
+      const read = await devices.retrieve(created.id);
+      expect(read["@odata.etag"]).toMatch(/^W\/"[0-9a-f]{32}"$/);
+      await client({ "If-Match": read["@odata.etag"] as string })
+        .getEntitySet<Device>("device")
+        .update(created.id, { note: "first" });
+      await expect(
+        client({ "If-Match": read["@odata.etag"] as string })
+          .getEntitySet<Device>("device")
+          .update(created.id, { note: "second" }),
+      ).rejects.toThrow(/ETag does not match/);
+      expect(await devices.retrieve(created.id)).toMatchObject({ note: "first" });
+      await devices.delete(created.id);
+    });
   });
 
   describe("o.js (odata)", () => {
@@ -195,6 +216,36 @@ describe.each(databaseKinds)("generic OData v4 clients on %s", (kind) => {
         .query()
         .catch((error: unknown) => error);
       expect((missing as Response).status).toBe(404);
+    });
+
+    it("binds through $ref, and writes with If-Match", async () => {
+      const created = (await api()
+        .post("device", { belongs_to__application__id: fleet.id, device_name: "ref-o.js" })
+        .query()) as Device;
+      const release = await server.test.db.prisma.release.findFirstOrThrow({
+        where: { belongs_to__application: fleet.id, status: "success" },
+      });
+      // Pin the device to a release of its fleet: PUT the link's $ref, read it back, DELETE it.
+      const ref = `device(${created.id})/should_be_running__release/$ref`;
+      const put = (await api()
+        .put(ref, { "@odata.id": `release(${release.id})` })
+        .fetch()) as Response;
+      expect(put.status, await put.clone().text()).toBe(204);
+      expect(await api().get(ref).query()).toMatchObject({ "@odata.id": `release(${release.id})` });
+      expect(((await api().delete(ref).fetch()) as Response).status).toBe(204);
+      const read = (await api().get(`device(${created.id})`).fetch()) as Response;
+      const etag = read.headers.get("etag") as string;
+      expect(etag).toMatch(/^W\/"[0-9a-f]{32}"$/);
+      const fresh = (await api({ "If-Match": etag })
+        .patch(`device(${created.id})`, { note: "with If-Match" })
+        .fetch()) as Response;
+      expect(fresh.status).toBe(204);
+      const stale = await api({ "If-Match": etag })
+        .patch(`device(${created.id})`, { note: "too late" })
+        .fetch()
+        .catch((error: unknown) => error);
+      expect((stale as Response).status).toBe(412);
+      expect(((await api().delete(`device(${created.id})`).fetch()) as Response).status).toBe(204);
     });
   });
 });

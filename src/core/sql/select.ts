@@ -1,4 +1,5 @@
 import { type Fragment, ident, join, raw, sql, toStatement } from "../../db/sql.ts";
+import { etagOf } from "../etag.ts";
 import type { Format, Join, OutputItem, Planned, SelectPlan } from "../plan-types.ts";
 import {
   compileExpr,
@@ -77,6 +78,8 @@ function outputValue(item: OutputItem, format: Format): Fragment {
       return countJoined(item.join, item.filter);
     case "writable":
       return sql`coalesce((${item.predicate}), false)`;
+    case "etag":
+      return etagOf(item.table);
   }
 }
 
