@@ -158,8 +158,10 @@ function plan(
   }
 }
 
+type KeyLiteral = Extract<Literal, { kind: "number" | "text" }>;
+
 /** One field's single key value, with the key field's name; undefined for any other kind of read. */
-function singleKey(draft: Draft): { field: string; value: Literal } | undefined {
+function singleKey(draft: Draft): { field: string; value: KeyLiteral } | undefined {
   if ("json" in draft || draft.root.kind !== "one") return undefined;
   const key = draft.query.key;
   const options = draft.query.options;
@@ -186,25 +188,27 @@ function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => Compi
     }
     const first = singleKey(draft);
     const options = JSON.stringify(draft.query.options);
+    // The run of fields read with this one: each response key and its key value.
+    const run = first ? [{ key: draft.key, value: first.value }] : [];
     let end = at + 1;
     while (first && end < drafts.length) {
       const next = drafts[end] as Draft;
       const key = singleKey(next);
       if (!key || key.field !== first.field || "json" in next || next.root !== draft.root) break;
       if (JSON.stringify(next.query.options) !== options) break;
+      run.push({ key: next.key, value: key.value });
       end++;
     }
-    if (!first || end - at < 2) {
+    if (!first || run.length < 2) {
       parts.push({ key: draft.key, kind: draft.root.kind, read: compile(draft.query) });
       at++;
       continue;
     }
-    const run = drafts.slice(at, end) as Extract<Draft, { root: RootRead }>[];
-    const values = run.map((one) => (singleKey(one) as { value: Literal }).value);
+    const values = run.map((one) => one.value);
     const { select = [] } = draft.query.options;
     parts.push({
       kind: "byKeys",
-      keys: run.map((one, i) => [one.key, String((values[i] as { value: unknown }).value)] as const),
+      keys: run.map((one) => [one.key, String(one.value.value)] as const),
       read: compile({
         resource: draft.query.resource,
         count: false,

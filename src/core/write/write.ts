@@ -168,8 +168,8 @@ export async function createEntity(
 ): Promise<number> {
   const resource = resolveResource(context.model, resourceName);
   // Validated before the transaction starts: a malformed body costs no statement.
-  validateCreate(resource, body);
-  return inTransaction(context.db, (tx) => createIn(tx, resource, body, context, deep));
+  const values = validateCreate(resource, body);
+  return inTransaction(context.db, (tx) => createIn(tx, resource, values, context, deep));
 }
 
 function validateCreate(resource: Resource, body: unknown): Values {
@@ -181,12 +181,11 @@ function validateCreate(resource: Resource, body: unknown): Values {
 async function createIn(
   tx: Executor,
   resource: Resource,
-  body: unknown,
+  values: Values,
   context: WriteContext,
   deep: DeepCreate,
 ): Promise<number> {
   const rules = rulesOf(resource.table);
-  const values = validateCreate(resource, body);
   const rulesContext = ruleContext(tx, resource, context);
   const columns = rules.prepareCreate ? await rules.prepareCreate(values, rulesContext) : values;
   const linked = await resolveLinks(tx, resource, columns, context, rules.resolvesLinks);
@@ -208,7 +207,7 @@ async function createIn(
         typeof entity.body === "object" && entity.body !== null
           ? { ...entity.body, [field]: id }
           : entity.body;
-      await createIn(tx, target, child, context, entity.deep ?? {});
+      await createIn(tx, target, validateCreate(target, child), context, entity.deep ?? {});
     }
   }
   for (const { navigation, ids } of deep.bound ?? []) {
