@@ -15,5 +15,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: more workers than that only adds contention with the databases they drive.
     maxWorkers: 2,
+    // Test files share their worker's module cache instead of a fresh one each: every file would
+    // otherwise import the server again and compile PGlite's WebAssembly again (about a second a
+    // file, and slower tests until the JIT warms up). Measured on 2026-11-27: the whole suite in
+    // 12.0 min instead of 16.3. Files keep no state in modules: each starts its own servers and
+    // databases, and one that stubs a global restores it.
+    isolate: false,
   },
 });
