@@ -1,14 +1,23 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+} from "node:crypto";
 
 /**
  * Seals the supervisor API keys devices report, so the database holds them encrypted (AES-256-GCM);
  * the proxy unseals one to present it to its device.
  */
 export class KeyBox {
-  private readonly key: Buffer;
+  // A KeyObject, not the key's bytes: given bytes, every cipher makes a KeyObject of them first,
+  // which is most of an unseal's cost (18 µs against 4 µs on Node 24; a job unseals one per device).
+  private readonly key: KeyObject;
 
   constructor(secret: string) {
-    this.key = createHash("sha256").update(secret).digest();
+    this.key = createSecretKey(createHash("sha256").update(secret).digest());
   }
 
   seal(plain: string): string {
