@@ -348,6 +348,27 @@ describe.each(databaseKinds)("claims and bulk writes on %s", (kind) => {
       { id: c, status: "ok", finished: true, body: { id: c } },
     ]);
   });
+
+  it("claims past a lane's last claim when told it, and from the job's start when not", async () => {
+    const [other] = await test.db.query<{ id: number }>({
+      text: `INSERT INTO "command_job" ("is_issued_by__actor", "method", "path", "target", "targeted_count", "pending_count")
+             VALUES (1, 'POST', '/v1/blink', '{}', 6, 6) RETURNING "id"`,
+      values: [],
+    });
+    const id = other?.id as number;
+    await test.db.query({
+      text: `INSERT INTO "command_result" ("command_job") SELECT $1::int4 FROM generate_series(1, 6)`,
+      values: [id],
+    });
+    const ids = (claims: { claimed: readonly { id: number }[] }) => claims.claimed.map((claim) => claim.id);
+    const first = ids(await claimResults(test.db, id, 2, 60));
+    const next = ids(await claimResults(test.db, id, 2, 60, first.at(-1)));
+    expect(next.every((each) => each > (first.at(-1) as number))).toBe(true);
+    // The first two given back: a claim past the last one does not see them; one from the start does.
+    await releaseClaims(test.db, id, first);
+    expect(ids(await claimResults(test.db, id, 6, 60, next.at(-1)))).toHaveLength(2);
+    expect(ids(await claimResults(test.db, id, 6, 60))).toEqual(first);
+  });
 });
 
 describe.skipIf(!databaseKinds.includes("postgres"))("a job shared by two instances", () => {

@@ -96,31 +96,34 @@ export async function checkAgain(
 }
 
 /**
- * Claims up to `count` of the job's devices (results.ts claimResults) and checks them. `claimed`:
- * how many were claimed, callable or not (0: none is left to claim now).
+ * Claims up to `count` of the job's devices with ids above `after` (results.ts claimResults) and
+ * checks them. `claimed`: how many were claimed, callable or not (0: none is left to claim now);
+ * `last`: the highest id claimed.
  */
 export async function claimDevices(
   job: number,
-  count: number,
+  { count, after }: { readonly count: number; readonly after: number },
   leaseSeconds: number,
   deps: CheckDeps,
   takeWaiting: () => readonly number[],
-): Promise<{ readonly claimed: number; readonly checked: Checked }> {
+): Promise<{ readonly claimed: number; readonly last: number; readonly checked: Checked }> {
   // The sender's rights are read beside the claim, not after it: one round trip less per chunk.
   const [{ claimed, cancelled }, permissions] = await Promise.all([
-    claimResults(deps.db, job, count, leaseSeconds),
+    claimResults(deps.db, job, count, leaseSeconds, after),
     senderPermissions(deps.db, job),
   ]);
-  if (claimed.length === 0) return { claimed: 0, checked: { kind: "callable", calls: [] } };
+  if (claimed.length === 0) return { claimed: 0, last: after, checked: { kind: "callable", calls: [] } };
+  const last = Math.max(...claimed.map((claim) => claim.id));
   // Only a claim its worker abandoned can be taken after a cancel: it is not called.
   if (cancelled) {
     for (const { id } of claimed) {
       deps.writer.add(job, { id, status: "skipped", statusCode: null, body: null, error: undefined });
     }
-    return { claimed: claimed.length, checked: { kind: "callable", calls: [] } };
+    return { claimed: claimed.length, last, checked: { kind: "callable", calls: [] } };
   }
   return {
     claimed: claimed.length,
+    last,
     checked: await checkClaims(job, claimed, permissions, deps, takeWaiting),
   };
 }

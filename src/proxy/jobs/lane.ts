@@ -178,9 +178,15 @@ export async function runLane(
     }
   };
 
-  /** Claims devices while there is room for them, until none is left to claim. */
+  /**
+   * Claims devices while there is room for them, until none is left to claim. It goes through the
+   * job in id order, each claim past the last one (results.ts claimResults); when none is left
+   * past it, it looks from the start again once: devices given back, retries, another worker's
+   * abandoned claims.
+   */
   const claimer = async () => {
     let started = false;
+    let after = 0;
     while (!signal.aborted) {
       if (Date.now() - began > LANE_TURN_MS) {
         successorIn = 0;
@@ -192,7 +198,13 @@ export async function runLane(
         await changes.wait(LOOK_MS);
         continue;
       }
-      const { claimed, checked } = await claimDevices(job, room, limits.leaseSeconds, deps, takeWaiting);
+      const { claimed, last, checked } = await claimDevices(
+        job,
+        { count: room, after },
+        limits.leaseSeconds,
+        deps,
+        takeWaiting,
+      );
       if (checked.kind === "sender gone") {
         senderGone = true;
         ended.abort();
@@ -206,7 +218,14 @@ export async function runLane(
         waiting.push(...checked.calls);
         changes.notify();
       }
-      if (claimed > 0) continue;
+      if (claimed > 0) {
+        after = last;
+        continue;
+      }
+      if (after > 0) {
+        after = 0;
+        continue;
+      }
       // Nothing to claim now. While this lane's own devices are out, their answers (a retry) may
       // give it more: it looks again once they are all in, or after a while.
       if (inFlight.size > 0 || waiting.length > 0) {
