@@ -99,24 +99,15 @@ async function prepareDatabase(
   model: Model,
   logger: Logger,
 ): Promise<{ db: Database; admin: AdminOrigin }> {
-  // Told only when the embedded database's directory is new: a copy of a migrated template.
-  let created = false;
-  const db = await openDatabase(config, {
-    progress: (message) => {
-      created = true;
-      logger.info(message);
-    },
-  });
+  const db = await openDatabase(config, { progress: (message) => logger.info(message) });
   try {
     // A first start takes seconds (every migration, the admin's password hash, the catalogue with
     // its host OS fleets): each step is announced as it begins, so a person sees it progress.
-    const fresh = await isNewDatabase(db);
-    const first = created || fresh;
+    const first = await isNewDatabase(db);
     const step = (message: string) => {
       if (first) logger.info(`first start: ${message}`);
     };
-    // A new embedded directory is a copy of a migrated template: no migration to announce.
-    if (fresh) step(`applying ${readMigrations().length} migrations`);
+    step(`applying ${readMigrations().length} migrations`);
     let began = since();
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied, ms: since() - began }, "migrations applied");

@@ -78,6 +78,7 @@ describe("the first screen of `npm start`", { timeout: 180_000 }, () => {
       // The first start said what it did as it went (issue 31).
       const steps = [
         "creating the embedded database in",
+        "first start: applying",
         "first start: creating the admin user 'admin'",
         "first start: loading the shipped device-type catalogue",
         "Server listening at",
