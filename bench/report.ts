@@ -87,7 +87,7 @@ export interface TargetResult {
 
 export interface RunResult {
   readonly date: string;
-  readonly mode: "quick" | "full";
+  readonly mode: "quick" | "only" | "full";
   readonly machine: Machine;
   readonly settings: Record<string, unknown>;
   readonly data: { fleets: number; devicesPerFleet: number; generated: boolean; generateSeconds: number };

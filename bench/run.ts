@@ -224,7 +224,8 @@ async function main(): Promise<void> {
 
   const partial: Omit<RunResult, "targets"> = {
     date: new Date().toISOString(),
-    mode: quick ? "quick" : "full",
+    // A run of some workloads is named for it: only a full run of all of them is "full".
+    mode: quick ? "quick" : only ? "only" : "full",
     machine: await machine(),
     settings: {
       reads,
