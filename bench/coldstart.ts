@@ -14,7 +14,8 @@ async function timedStart(env: Record<string, string>): Promise<number> {
 /**
  * W6: spawn of `fleetgate serve` to its first 200 on /ping, `runs` times on PostgreSQL (already
  * migrated, as a restart in production finds it) and on the embedded database in a new directory,
- * whose first start also runs initdb and every migration and is reported apart.
+ * whose first start also makes its data directory (a copy of the template, or initdb) and runs
+ * every migration, and is reported apart.
  */
 export async function measureColdStart(
   databaseUrl: string,

@@ -13,7 +13,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** W9: the embedded server's memory (VmRSS, MiB) through a first start and a warm restart. */
 export interface EmbeddedMemory {
-  /** The first start (initdb, migrations, catalogue): spawn to its first 200 on /ping. */
+  /** The first start (the data directory, migrations, catalogue): spawn to its first 200 on /ping. */
   readonly firstStartMs: number;
   readonly afterFirstStartMiB: number;
   /** After `fleetgate seed --demo`, which runs inside the server. */

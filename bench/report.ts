@@ -54,7 +54,7 @@ export interface ColdStart {
   /** Spawn to first 200 on /ping, median of the starts. */
   readonly postgresMs: number;
   readonly postgresRuns: readonly number[];
-  /** The embedded database's first start includes initdb and every migration. */
+  /** The embedded database's first start: its new data directory (a copy of the template) and every migration. */
   readonly embeddedFirstMs: number;
   readonly embeddedWarmMs: number;
   readonly embeddedWarmRuns: readonly number[];
@@ -341,7 +341,7 @@ export function markdown(result: RunResult): string {
         ]
       : ["W3, W5, W8 latency: skipped.", ""]),
     coldStart
-      ? `W6 cold start, spawn to first 200 on /ping: PostgreSQL ${n0(coldStart.postgresMs)} ms (runs ${coldStart.postgresRuns.map(n0).join(", ")}); embedded warm ${n0(coldStart.embeddedWarmMs)} ms (runs ${coldStart.embeddedWarmRuns.map(n0).join(", ")}), first start with initdb ${n0(coldStart.embeddedFirstMs)} ms.`
+      ? `W6 cold start, spawn to first 200 on /ping: PostgreSQL ${n0(coldStart.postgresMs)} ms (runs ${coldStart.postgresRuns.map(n0).join(", ")}); embedded warm ${n0(coldStart.embeddedWarmMs)} ms (runs ${coldStart.embeddedWarmRuns.map(n0).join(", ")}), first start on a new data directory ${n0(coldStart.embeddedFirstMs)} ms.`
       : "W6 cold start: skipped.",
     "",
     memory
