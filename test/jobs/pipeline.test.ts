@@ -363,6 +363,7 @@ describe.each(databaseKinds)("claims and bulk writes on %s", (kind) => {
     const ids = (claims: { claimed: readonly { id: number }[] }) => claims.claimed.map((claim) => claim.id);
     const first = ids(await claimResults(test.db, id, 2, 60));
     const next = ids(await claimResults(test.db, id, 2, 60, first.at(-1)));
+    expect(next).toHaveLength(2);
     expect(next.every((each) => each > (first.at(-1) as number))).toBe(true);
     // The first two given back: a claim past the last one does not see them; one from the start does.
     await releaseClaims(test.db, id, first);
