@@ -22,6 +22,8 @@ import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
 import { createBus } from "./events/bus.ts";
+import { plannedValues } from "./graphql/answer.ts";
+import { DocumentPlans } from "./graphql/document-plans.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
 import { useBearerChallenge } from "./http/bearer-challenge.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
@@ -136,8 +138,13 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     queries: new StatementCache<ReadShape>(),
   };
   const graphqlAnswers = { database: 0, executor: 0 };
+  const documentPlans = new DocumentPlans(plannedValues);
   const metrics = useMetrics(app, {
-    statementCaches: { odata_url: statementCaches.urls, query: statementCaches.queries },
+    statementCaches: {
+      odata_url: statementCaches.urls,
+      query: statementCaches.queries,
+      graphql_document: documentPlans,
+    },
     graphqlAnswers,
     db: deps.db,
     model: deps.model,
@@ -250,6 +257,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     resolveCredential: (credential) => authenticator.resolve(credential),
     statementCache: statementCaches.queries,
     answers: graphqlAnswers,
+    documentPlans,
   });
   deviceRoutes(app, {
     db: deps.db,

@@ -21,7 +21,7 @@ export interface StatementCacheStats {
 interface Shape<Extra> {
   readonly text: string;
   /** Per bound value: the index of the slot it is, or the constant it always is. */
-  readonly binding: readonly ({ readonly slot: number } | { readonly constant: unknown })[];
+  readonly binding: Binding;
   readonly extra: Extra;
 }
 
@@ -30,7 +30,9 @@ const uncacheable = Symbol("uncacheable");
 
 // Distinct from any value a client is likely to send, and from each other.
 const nonce = randomInt(1_000_000);
-function sentinels(slots: readonly Slot[], round: number): (string | number)[] {
+
+/** The probe values of `slots` in probe `round` (1 or 2): each slot's own, of its kind. */
+export function sentinels(slots: readonly Slot[], round: number): (string | number)[] {
   return slots.map((slot, index) =>
     slot.kind === "text"
       ? `fgslot${round}x${index}x${nonce}`
@@ -44,26 +46,38 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 /**
- * Which bound values are slots and which are constants, from the statement of the request itself
- * and of two probes with every slot replaced by a sentinel. Cacheable only when all three have the
- * same text and every value either is the same in all three or is, in each, exactly the value of
- * one slot. So a value the compiler transforms (a `contains` pattern), folds into the text or
- * checks (a probe that fails) is never cached.
+ * Per value: the index of the slot it is, the constant it always is, or an array whose elements
+ * bind each (a list of keys bound as one array).
  */
-function bindingOf(
+export type Binding = readonly Bound[];
+type Bound = { readonly slot: number } | { readonly constant: unknown } | { readonly elements: Binding };
+
+/**
+ * Which of a request's values are its slots and which are constants, from the values of the
+ * request itself and of two probes with every slot replaced by a sentinel (`sentinels`): every
+ * value either is the same in all three or is, in each, exactly the value of one slot, or an array
+ * whose elements are so. Undefined when one is neither (a value the compiler transforms, or the
+ * probes gave other values).
+ */
+export function bindingOf(
   slots: readonly Slot[],
-  real: Statement,
-  probes: readonly [Statement, Statement],
+  real: readonly unknown[],
+  probes: readonly [readonly unknown[], readonly unknown[]],
   probeValues: readonly [(string | number)[], (string | number)[]],
-): Shape<unknown>["binding"] | undefined {
-  if (probes.some((probe) => probe.text !== real.text || probe.values.length !== real.values.length))
-    return undefined;
-  const binding: Shape<unknown>["binding"][number][] = [];
-  for (let position = 0; position < real.values.length; position++) {
-    const [first, second] = [probes[0].values[position], probes[1].values[position]];
-    const value = real.values[position];
+): Binding | undefined {
+  if (probes.some((probe) => probe.length !== real.length)) return undefined;
+  const binding: Bound[] = [];
+  for (let position = 0; position < real.length; position++) {
+    const [first, second] = [probes[0][position], probes[1][position]];
+    const value = real[position];
     if (sameValue(first, value) && sameValue(second, value)) {
       binding.push({ constant: value });
+      continue;
+    }
+    if (Array.isArray(value) && Array.isArray(first) && Array.isArray(second)) {
+      const elements = bindingOf(slots, value, [first, second], probeValues);
+      if (!elements) return undefined;
+      binding.push({ elements });
       continue;
     }
     const slot = probeValues[0].indexOf(first as string | number);
@@ -71,6 +85,17 @@ function bindingOf(
     binding.push({ slot });
   }
   return binding;
+}
+
+/** The values `binding` gives for a request's `slots`. */
+export function boundValues(binding: Binding, slots: readonly Slot[]): unknown[] {
+  return binding.map((bound) =>
+    "constant" in bound
+      ? bound.constant
+      : "elements" in bound
+        ? boundValues(bound.elements, slots)
+        : slots[bound.slot]?.value,
+  );
 }
 
 /**
@@ -101,10 +126,10 @@ export class StatementCache<Extra> {
       this.entries.delete(key);
       this.entries.set(key, entry);
       this.hitCount++;
-      const values = entry.binding.map((bound) =>
-        "constant" in bound ? bound.constant : slots[bound.slot]?.value,
-      );
-      return { statement: { text: entry.text, values }, extra: entry.extra };
+      return {
+        statement: { text: entry.text, values: boundValues(entry.binding, slots) },
+        extra: entry.extra,
+      };
     }
     this.missCount++;
     const fresh = compile();
@@ -127,8 +152,11 @@ export class StatementCache<Extra> {
         return undefined;
       }
     });
+    // So a value the compiler transforms, folds into the text or checks (a probe that fails) is never cached.
     const binding =
-      first && second ? bindingOf(slots, real.statement, [first, second], probeValues) : undefined;
+      first && second && first.text === real.statement.text && second.text === real.statement.text
+        ? bindingOf(slots, real.statement.values, [first.values, second.values], probeValues)
+        : undefined;
     if (this.entries.size >= this.capacity) {
       const oldest = this.entries.keys().next().value;
       if (oldest !== undefined) this.entries.delete(oldest);

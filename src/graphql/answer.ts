@@ -11,8 +11,10 @@ import {
 } from "graphql";
 import { runReads } from "../core/combined-reads.ts";
 import type { Literal, ODataQuery, QueryOptions } from "../core/query.ts";
+import { queryShape } from "../core/query-shape.ts";
 import { type CompiledRead, compileQuery } from "../core/read.ts";
-import type { GraphQLContext } from "./context.ts";
+import { access, type GraphQLContext } from "./context.ts";
+import type { DocumentPlans, OperationRequest, PlanValues } from "./document-plans.ts";
 import type { RootRead } from "./queries.ts";
 import { countQuery, keyOf, readContext } from "./read.ts";
 import { collectFields, type ListArguments, type RootOperation } from "./selection.ts";
@@ -23,7 +25,8 @@ import type { Row } from "./types.ts";
 // value under its response key, in the selection's order, `__typename` included: RowKeys
 // "answer"), and the fields run as one statement (core/combined-reads.ts). The response body is
 // then the statement's JSON texts put side by side: no row is parsed, resolved or serialized again
-// in this process. Anything else — a root field of another kind, a mistake in the request, the cost
+// in this process. An operation is planned once per document, caller and shape of its variables
+// (document-plans.ts); later requests bind their values into its statement. Anything else — a root field of another kind, a mistake in the request, the cost
 // limit, a database error — is left to the executor, which answers it with its errors as before.
 
 /** GraphQL operations over HTTP answered whole by the database, and by the executor (/metrics). */
@@ -42,9 +45,16 @@ type Part =
   | { readonly key: string; readonly kind: "constant"; readonly json: string }
   | {
       readonly kind: "byKeys";
-      readonly keys: readonly (readonly [string, string])[];
+      readonly keys: readonly (readonly [string, string | number])[];
       readonly read: CompiledRead;
     };
+
+/** An operation planned: the parts of `data`, the most rows they may read, and its shape apart from its values. */
+export interface Planned {
+  readonly parts: readonly Part[];
+  readonly rows: number;
+  readonly shape: () => string;
+}
 
 /** A root field planned, before reads of one resource by key are put together. */
 type Draft =
@@ -55,26 +65,24 @@ type Draft =
 // (no GraphQL name holds a `$`).
 const KEY = "$key";
 
-export interface Request {
-  readonly document: DocumentNode;
-  readonly operationName: string | null | undefined;
-  readonly variables: Readonly<Record<string, unknown>> | undefined;
-}
-
 /**
  * The whole response body of `request` (`{"data":{…}}`) as the database answers it, or undefined
- * when the executor must answer.
+ * when the executor must answer. With `plans`, the operation's plan is cached there.
  */
 export async function answerBySql(
   context: GraphQLContext,
   schema: GraphQLSchema,
   reads: ReadonlyMap<string, RootRead>,
-  request: Request,
+  request: OperationRequest,
+  plans?: DocumentPlans<Planned>,
 ): Promise<string | undefined> {
-  const { combined, db } = context.core;
+  const { combined, db, selection } = context.core;
   if (!combined || !context.caller) return undefined;
-  const parts = plan(context, schema, reads, request);
-  if (!parts) return undefined;
+  const fresh = (request: OperationRequest) => plan(context, schema, reads, request);
+  const { cacheKey } = access(context).permissions;
+  const planned = plans && cacheKey !== undefined ? plans.plan(request, cacheKey, fresh) : fresh(request);
+  if (!planned || !selection.fits(context.cost, planned.rows)) return undefined;
+  const { parts } = planned;
   const compiled = parts.flatMap((part) => (part.kind === "constant" ? [] : [part.read]));
   const settled = await runReads(db, compiled, combined);
   if (settled.some((result) => result.status === "rejected")) return undefined;
@@ -93,14 +101,16 @@ export async function answerBySql(
  * or null. These rows are parsed and written again (as the executor's would be); a key's rows
  * compare as text, as PostgreSQL compares the key columns.
  */
-function byKeysValues(keys: readonly (readonly [string, string])[], json: string): string {
+function byKeysValues(keys: readonly (readonly [string, string | number])[], json: string): string {
   const rows = new Map<string, string>();
   for (const row of JSON.parse(json) as Record<string, unknown>[]) {
     const key = String(row[KEY]);
     delete row[KEY];
     rows.set(key, JSON.stringify(row));
   }
-  return keys.map(([name, value]) => `${JSON.stringify(name)}:${rows.get(value) ?? "null"}`).join(",");
+  return keys
+    .map(([name, value]) => `${JSON.stringify(name)}:${rows.get(String(value)) ?? "null"}`)
+    .join(",");
 }
 
 /** A read's JSON as its field's value: the array of a list, its one row (or null), a count. */
@@ -111,13 +121,13 @@ function fieldValue(kind: RootRead["kind"], result: { json: string; count?: numb
   return result.json === "[]" ? "null" : result.json.slice(1, -1);
 }
 
-/** The parts of `data`, compiled; undefined when the executor must answer. */
+/** The operation's parts of `data`, compiled; undefined when the executor must answer. */
 function plan(
   context: GraphQLContext,
   schema: GraphQLSchema,
   reads: ReadonlyMap<string, RootRead>,
-  request: Request,
-): Part[] | undefined {
+  request: OperationRequest,
+): Planned | undefined {
   const operation = getOperationAST(request.document, request.operationName);
   const parentType = schema.getQueryType();
   if (operation?.operation !== OperationTypeNode.QUERY || !parentType) return undefined;
@@ -132,7 +142,6 @@ function plan(
   };
   const { selection } = context.core;
   const { plans, args: argsOf, rows } = selection.planRootFields(root, "answer");
-  if (!selection.fits(context.cost, rows)) return undefined;
   const readContextOf = readContext(context);
   const drafts: Draft[] = [];
   try {
@@ -151,7 +160,8 @@ function plan(
       if (!query) return undefined;
       drafts.push({ key, root: read, query });
     }
-    return partsOf(drafts, (query) => compileQuery(query, readContextOf));
+    const parts = partsOf(drafts, (query) => compileQuery(query, readContextOf));
+    return { parts, rows, shape: () => shapeOf(drafts, parts, rows) };
   } catch {
     // A planning or compiling error is the field's own: the executor reports it.
     return undefined;
@@ -208,7 +218,7 @@ function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => Compi
     const { select = [] } = draft.query.options;
     parts.push({
       kind: "byKeys",
-      keys: run.map((one) => [one.key, String(one.value.value)] as const),
+      keys: run.map((one) => [one.key, one.value.value] as const),
       read: compile({
         resource: draft.query.resource,
         count: false,
@@ -223,6 +233,66 @@ function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => Compi
   }
   return parts;
 }
+
+/**
+ * A plan's shape: its root fields' query shapes (core/query-shape.ts: a value anywhere but in a
+ * key or a comparison is part of it), its parts and their statements' texts, and its cost.
+ */
+function shapeOf(drafts: readonly Draft[], parts: readonly Part[], rows: number): string {
+  const fields = drafts.map((draft) =>
+    "json" in draft
+      ? `${draft.key}=${draft.json}`
+      : `${draft.key} ${draft.root.kind} ${queryShape(draft.query).key}`,
+  );
+  const statements = parts.map((part) =>
+    part.kind === "constant"
+      ? "constant"
+      : `${part.kind} ${part.kind === "byKeys" ? part.keys.length : part.key} ${part.read.kind} ${part.read.inlineCount} ${part.read.statement.text}`,
+  );
+  return [...fields, ...statements, rows].join("\n");
+}
+
+/** The values a plan binds, in order: each read's, and the key values of a read of several keys after its own. */
+function valuesOf(planned: Planned): unknown[] {
+  return planned.parts.flatMap((part) =>
+    part.kind === "constant"
+      ? []
+      : part.kind === "byKeys"
+        ? [...part.read.statement.values, ...part.keys.map(([, value]) => value)]
+        : part.read.statement.values,
+  );
+}
+
+/** The plan with `values` (in valuesOf's order) in place of its own. */
+function withValues(planned: Planned, values: readonly unknown[]): Planned {
+  let next = 0;
+  const take = (count: number) => {
+    next += count;
+    return values.slice(next - count, next);
+  };
+  const parts = planned.parts.map((part): Part => {
+    if (part.kind === "constant") return part;
+    const read = {
+      ...part.read,
+      statement: { ...part.read.statement, values: take(part.read.statement.values.length) },
+    };
+    if (part.kind !== "byKeys") return { ...part, read };
+    const keyValues = take(part.keys.length) as (string | number)[];
+    return {
+      ...part,
+      read,
+      keys: part.keys.map(([name], i) => [name, keyValues[i] as string | number] as const),
+    };
+  });
+  return { ...planned, parts };
+}
+
+/** What the document cache needs of a plan (document-plans.ts). */
+export const plannedValues: PlanValues<Planned> = {
+  shape: (planned) => planned.shape(),
+  values: valuesOf,
+  withValues,
+};
 
 function queryOf(
   context: GraphQLContext,

@@ -25,9 +25,10 @@ import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
-import { answerBySql, type GraphQLAnswers } from "./answer.ts";
+import { answerBySql, type GraphQLAnswers, type Planned, plannedValues } from "./answer.ts";
 import type { GraphQLContext, GraphQLCore, ServerContext } from "./context.ts";
 import { CredentialWatch } from "./credential-watch.ts";
+import { DocumentPlans } from "./document-plans.ts";
 import { maskError, requestIdsInErrors, sendRequestError } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
 import { RowLoaders } from "./loaders.ts";
@@ -56,6 +57,8 @@ export interface GraphQLDeps {
   readonly statementCache?: QueryStatementCache;
   /** Counts the operations that ran, by what answered them (/metrics). */
   readonly answers?: GraphQLAnswers;
+  /** The plans of operations answered by the database, by document (document-plans.ts; /metrics). */
+  readonly documentPlans?: DocumentPlans<Planned>;
 }
 
 const withoutIntrospection: Plugin = {
@@ -169,10 +172,12 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
   return reply.code(response.status).send(await response.text());
 }
 
-// Distinct query texts whose parsed documents are kept (most clients send a handful), and the
-// longest kept, so the texts held stay a few MB whatever clients send.
+// Distinct query texts whose parsed documents are kept (most clients send a handful), the longest
+// kept (an operation of 300 aliases is some 20 KB), and their characters in all, so the documents
+// held stay a few tens of MB whatever clients send.
 const VALID_DOCUMENTS = 1_000;
-const MAX_KEPT_QUERY = 8_192;
+const MAX_KEPT_QUERY = 128 * 1024;
+const MAX_KEPT_CHARS = 2 * 1024 * 1024;
 
 export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
@@ -248,8 +253,11 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
 
   // The documents that parsed and validated, by their text. A query seen before skips envelop's
   // parse and validate steps: their caches hold the same answers (the schema and the rules are the
-  // server's), but reaching them runs every plugin's hooks. The first seen go first when it is full.
+  // server's), but reaching them runs every plugin's hooks. The first seen go first when it is full,
+  // and their plans with them.
   const validDocuments = new Map<string, DocumentNode>();
+  let keptChars = 0;
+  const plans = deps.documentPlans ?? new DocumentPlans(plannedValues);
 
   /** The document of a query not seen before, kept if it parses and validates. */
   const learnDocument = (
@@ -264,9 +272,14 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       return undefined;
     }
     if (query.length > MAX_KEPT_QUERY) return document;
-    if (validDocuments.size >= VALID_DOCUMENTS)
-      validDocuments.delete(validDocuments.keys().next().value as string);
+    while (validDocuments.size >= VALID_DOCUMENTS || keptChars + query.length > MAX_KEPT_CHARS) {
+      const [oldest, dropped] = validDocuments.entries().next().value as [string, DocumentNode];
+      validDocuments.delete(oldest);
+      keptChars -= oldest.length;
+      plans.forget(dropped);
+    }
     validDocuments.set(query, document);
+    keptChars += query.length;
     return document;
   };
 
@@ -290,17 +303,22 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       request: { method: "POST" },
       params: operation,
     } as never);
-    const document = validDocuments.get(operation.query) ?? learnDocument(enveloped, operation.query);
+    const kept = validDocuments.get(operation.query);
+    const document = kept ?? learnDocument(enveloped, operation.query);
     // Not GraphQL, invalid, or over a limit: yoga's HTTP layer answers with the error and its status.
     if (!document) return viaYoga(request, reply);
     // A subscription streams (or is refused for want of a streaming media type): yoga's HTTP layer.
     if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
     const contextValue = await enveloped.contextFactory();
-    const answered = await answerBySql(contextValue as GraphQLContext, enveloped.schema, reads, {
-      document,
-      operationName: operation.operationName,
-      variables: operation.variables,
-    });
+    // A document's plans are learnt from its second request on: one parsed for a single request
+    // (too long to keep) would only pay for the probes of a plan no request uses again.
+    const answered = await answerBySql(
+      contextValue as GraphQLContext,
+      enveloped.schema,
+      reads,
+      { document, operationName: operation.operationName, variables: operation.variables },
+      kept ? plans : undefined,
+    );
     if (answered !== undefined) {
       if (deps.answers) deps.answers.database++;
       return reply.type("application/json; charset=utf-8").send(answered);

@@ -180,7 +180,7 @@ function bearerMatches(header: string | undefined, token: string): boolean {
 function statementCacheMetrics(caches: MetricsDeps["statementCaches"], registers: Registry[]): void {
   new Counter({
     name: "fleetgate_statement_cache_lookups_total",
-    help: "Reads whose shape had a compiled statement (hit) or not (miss: planned and compiled), by cache: odata_url (a hit skips parsing too) or query",
+    help: "Reads whose shape had a compiled statement (hit) or not (miss: planned and compiled), by cache: odata_url (a hit skips parsing too), query, or graphql_document (an operation's whole plan, by document, caller and variables shape)",
     labelNames: ["cache", "result"],
     registers,
     collect() {
