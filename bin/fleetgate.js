@@ -13,9 +13,11 @@ import { freshBuild, root } from "./compiled.js";
 const compiled = process.env.FLEETGATE_FROM_SOURCE === "1" ? undefined : freshBuild();
 if (compiled) {
   // V8's compiled code of the build, kept on disk beside it (Node's compile cache): a start then
-  // skips compiling some 10 MB of JavaScript. NODE_COMPILE_CACHE, when set, chooses the directory;
+  // skips compiling the build's 17 MB of JavaScript again. NODE_COMPILE_CACHE, when set, chooses the directory;
   // where none can be written, Node runs without it.
-  module.enableCompileCache?.(process.env.NODE_COMPILE_CACHE || `${root}node_modules/.cache/fleetgate-compile`);
+  module.enableCompileCache?.(
+    process.env.NODE_COMPILE_CACHE || `${root}node_modules/.cache/fleetgate-compile`,
+  );
   await import(pathToFileURL(compiled).href);
 } else {
   const { register } = await import("tsx/esm/api");
