@@ -29,6 +29,8 @@ const RECHECK_MS = 3_000;
 const ROUND_CONCURRENCY = 2;
 // setTimeout's limit; an expiry further away is looked at again when it fires.
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The soonest look again at a credential found valid past its expiry (`update`). */
+const PAST_EXPIRY_MS = 50;
 
 interface Followed {
   readonly credential: string;
@@ -158,12 +160,18 @@ export class CredentialWatch {
     entry.expiresAt = expiresAt;
     clearTimeout(entry.expiry);
     entry.expiry = undefined;
-    const remaining = expiresAt === undefined ? undefined : expiresAt - Date.now();
-    // Already past by this clock yet valid by the database's (an API key's expiry): the round sees to it.
-    if (remaining === undefined || remaining <= 0) return;
-    entry.expiry = outsideUnitOfWork(() =>
-      setTimeout(() => void this.check(entry), Math.min(remaining, MAX_TIMER_MS)).unref(),
-    );
+    if (expiresAt === undefined) return;
+    const remaining = expiresAt - Date.now();
+    // Already past by this clock yet valid: the timer fired a little early (Node's timers run by the
+    // event loop's cached time, which Date.now() may be ahead of), or the database's clock (an API
+    // key's expiry) is behind this one. Looked at again soon, later the further past it is, and no
+    // later than a round would: not left to the round, which let an expired credential stream on
+    // for up to RECHECK_MS.
+    const delay =
+      remaining > 0
+        ? Math.min(remaining, MAX_TIMER_MS)
+        : Math.min(this.options.recheckMs ?? RECHECK_MS, Math.max(PAST_EXPIRY_MS, -remaining));
+    entry.expiry = outsideUnitOfWork(() => setTimeout(() => void this.check(entry), delay).unref());
   }
 
   private revoke(entry: Followed, reason: string): void {

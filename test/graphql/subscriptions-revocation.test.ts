@@ -309,4 +309,21 @@ describe("CredentialWatch", () => {
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
     expect(Date.now() - expiresAt).toBeLessThan(1_000);
   });
+
+  it("looks again soon at a credential found valid past its expiry, not at the next round", async () => {
+    // What a timer that fires a millisecond early sees (the event loop's cached time lags Date.now()),
+    // or an API key whose expiry the database's clock has not reached yet: a minute's round is far.
+    const { events } = bus();
+    const expiresAt = Date.now() - 1;
+    let resolved = 0;
+    const credentials = watch(async () => {
+      resolved++;
+      return resolved === 1 ? { caller: caller(false), expiresAt } : { refused: "is not valid" };
+    }, events);
+    const revoked = new Promise<Error>((resolve) => {
+      credentials.follow("token", caller(false), { changed: () => {}, revoked: resolve });
+    });
+    expect((await revoked).message).toBe("The credential of this subscription expired");
+    expect(Date.now() - expiresAt).toBeLessThan(1_000);
+  });
 });
