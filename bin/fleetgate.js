@@ -13,8 +13,8 @@ import { freshBuild, root } from "./compiled.js";
 const compiled = process.env.FLEETGATE_FROM_SOURCE === "1" ? undefined : freshBuild();
 if (compiled) {
   // V8's compiled code of the build, kept on disk beside it (Node's compile cache): a start then
-  // skips compiling the build's 17 MB of JavaScript again. NODE_COMPILE_CACHE, when set, chooses the directory;
-  // where none can be written, Node runs without it.
+  // skips compiling the build's 17 MB of JavaScript again. NODE_COMPILE_CACHE, when set, chooses
+  // the directory; where none can be written, Node runs without it.
   module.enableCompileCache?.(
     process.env.NODE_COMPILE_CACHE || `${root}node_modules/.cache/fleetgate-compile`,
   );

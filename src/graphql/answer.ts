@@ -26,8 +26,9 @@ import type { Row } from "./types.ts";
 // "answer"), and the fields run as one statement (core/combined-reads.ts). The response body is
 // then the statement's JSON texts put side by side: no row is parsed, resolved or serialized again
 // in this process. An operation is planned once per document, caller and shape of its variables
-// (document-plans.ts); later requests bind their values into its statement. Anything else — a root field of another kind, a mistake in the request, the cost
-// limit, a database error — is left to the executor, which answers it with its errors as before.
+// (document-plans.ts); later requests bind their values into its statement. Anything else — a root
+// field of another kind, a mistake in the request, the cost limit, a database error — is left to
+// the executor, which answers it with its errors as before.
 
 /** GraphQL operations over HTTP answered whole by the database, and by the executor (/metrics). */
 export interface GraphQLAnswers {

@@ -311,13 +311,14 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
     const contextValue = await enveloped.contextFactory();
     // A document's plans are learnt from its second request on: one parsed for a single request
-    // (too long to keep) would only pay for the probes of a plan no request uses again.
+    // (too long to keep) would only pay for the probes of a plan no request uses again. Only while
+    // the parse cache keeps it (another request may have dropped it since), which then forgets them.
     const answered = await answerBySql(
       contextValue as GraphQLContext,
       enveloped.schema,
       reads,
       { document, operationName: operation.operationName, variables: operation.variables },
-      kept ? plans : undefined,
+      kept && validDocuments.get(operation.query) === kept ? plans : undefined,
     );
     if (answered !== undefined) {
       if (deps.answers) deps.answers.database++;
