@@ -1,4 +1,4 @@
-import { type DocumentNode, Kind, type OperationDefinitionNode, type TypeNode } from "graphql";
+import { type DocumentNode, getOperationAST, Kind, type TypeNode } from "graphql";
 import {
   type Binding,
   bindingOf,
@@ -66,7 +66,7 @@ type Variables = readonly (readonly [string, Role])[];
 
 const operationVariables = new WeakMap<DocumentNode, Map<string | null, Variables | null>>();
 
-/** The one operation a request runs (as graphql's getOperationAST finds it) and its variables; null for none. */
+/** The variables of the one operation a request runs, with their roles; null when it names none. */
 function variablesOf(request: OperationRequest): Variables | null {
   let byName = operationVariables.get(request.document);
   if (!byName) {
@@ -76,15 +76,7 @@ function variablesOf(request: OperationRequest): Variables | null {
   const name = request.operationName ?? null;
   let known = byName.get(name);
   if (known === undefined) {
-    const operations = request.document.definitions.filter(
-      (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
-    );
-    const operation =
-      name === null
-        ? operations.length === 1
-          ? operations[0]
-          : undefined
-        : operations.find((candidate) => candidate.name?.value === name);
+    const operation = getOperationAST(request.document, name);
     known = operation
       ? (operation.variableDefinitions ?? []).map(
           (definition) => [definition.variable.name.value, roleOf(definition.type)] as const,
