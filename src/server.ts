@@ -22,7 +22,6 @@ import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
 import { createBus } from "./events/bus.ts";
-import { plannedValues } from "./graphql/answer.ts";
 import { DocumentPlans } from "./graphql/document-plans.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
 import { useBearerChallenge } from "./http/bearer-challenge.ts";
@@ -138,7 +137,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     queries: new StatementCache<ReadShape>(),
   };
   const graphqlAnswers = { database: 0, executor: 0 };
-  const documentPlans = new DocumentPlans(plannedValues);
+  const documentPlans = new DocumentPlans();
   const metrics = useMetrics(app, {
     statementCaches: {
       odata_url: statementCaches.urls,

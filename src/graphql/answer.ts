@@ -14,7 +14,6 @@ import type { Literal, ODataQuery, QueryOptions } from "../core/query.ts";
 import { queryShape } from "../core/query-shape.ts";
 import { type CompiledRead, compileQuery } from "../core/read.ts";
 import { access, type GraphQLContext } from "./context.ts";
-import type { DocumentPlans, OperationRequest, PlanValues } from "./document-plans.ts";
 import type { RootRead } from "./queries.ts";
 import { countQuery, keyOf, readContext } from "./read.ts";
 import { collectFields, type ListArguments, type RootOperation } from "./selection.ts";
@@ -50,15 +49,34 @@ type Part =
       readonly read: CompiledRead;
     };
 
-/** An operation planned: the parts of `data`, the most rows they may read, and its shape apart from its values. */
+/** An operation planned: the parts of `data`, and the most rows they may read. */
 export interface Planned {
   readonly parts: readonly Part[];
   readonly rows: number;
-  readonly shape: () => string;
+}
+
+/** An operation planned now, with the root fields it was planned from (its shape: `shapeOf`). */
+export interface FreshPlan extends Planned {
+  readonly drafts: readonly Draft[];
+}
+
+export interface OperationRequest {
+  readonly document: DocumentNode;
+  readonly operationName: string | null | undefined;
+  readonly variables: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** Where plans are kept between requests (document-plans.ts): the plan of `request`, from `fresh` or kept. */
+export interface PlanCache {
+  plan(
+    request: OperationRequest,
+    callerKey: string,
+    fresh: (request: OperationRequest) => FreshPlan | undefined,
+  ): Planned | undefined;
 }
 
 /** A root field planned, before reads of one resource by key are put together. */
-type Draft =
+export type Draft =
   | { readonly key: string; readonly kind: "constant"; readonly json: string }
   | { readonly key: string; readonly root: RootRead; readonly query: ODataQuery };
 
@@ -75,7 +93,7 @@ export async function answerBySql(
   schema: GraphQLSchema,
   reads: ReadonlyMap<string, RootRead>,
   request: OperationRequest,
-  plans?: DocumentPlans<Planned>,
+  plans?: PlanCache,
 ): Promise<string | undefined> {
   const { combined, db, selection } = context.core;
   if (!combined || !context.caller) return undefined;
@@ -128,7 +146,7 @@ function plan(
   schema: GraphQLSchema,
   reads: ReadonlyMap<string, RootRead>,
   request: OperationRequest,
-): Planned | undefined {
+): FreshPlan | undefined {
   const operation = getOperationAST(request.document, request.operationName);
   const parentType = schema.getQueryType();
   if (operation?.operation !== OperationTypeNode.QUERY || !parentType) return undefined;
@@ -162,7 +180,7 @@ function plan(
       drafts.push({ key, root: read, query });
     }
     const parts = partsOf(drafts, (query) => compileQuery(query, readContextOf));
-    return { parts, rows, shape: () => shapeOf(drafts, parts, rows) };
+    return { parts, rows, drafts };
   } catch {
     // A planning or compiling error is the field's own: the executor reports it.
     return undefined;
@@ -239,7 +257,7 @@ function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => Compi
  * A plan's shape: its root fields' query shapes (core/query-shape.ts: a value anywhere but in a
  * key or a comparison is part of it), its parts and their statements' texts, and its cost.
  */
-function shapeOf(drafts: readonly Draft[], parts: readonly Part[], rows: number): string {
+export function shapeOf({ drafts, parts, rows }: FreshPlan): string {
   const fields = drafts.map((draft) =>
     "json" in draft
       ? `${draft.key}=${draft.json}`
@@ -253,9 +271,9 @@ function shapeOf(drafts: readonly Draft[], parts: readonly Part[], rows: number)
   return [...fields, ...statements, rows].join("\n");
 }
 
-/** The values a plan binds, in order: each read's, and the key values of a read of several keys after its own. */
-function valuesOf(planned: Planned): unknown[] {
-  return planned.parts.flatMap((part) =>
+/** The values parts bind, in order: each read's, and the key values of a read of several keys after its own. */
+export function valuesOf(parts: readonly Part[]): unknown[] {
+  return parts.flatMap((part) =>
     part.kind === "constant"
       ? []
       : part.kind === "byKeys"
@@ -265,7 +283,7 @@ function valuesOf(planned: Planned): unknown[] {
 }
 
 /** The plan with `values` (in valuesOf's order) in place of its own. */
-function withValues(planned: Planned, values: readonly unknown[]): Planned {
+export function withValues(planned: Planned, values: readonly unknown[]): Planned {
   let next = 0;
   const take = (count: number) => {
     next += count;
@@ -285,15 +303,8 @@ function withValues(planned: Planned, values: readonly unknown[]): Planned {
       keys: part.keys.map(([name], i) => [name, keyValues[i] as string | number] as const),
     };
   });
-  return { ...planned, parts };
+  return { parts, rows: planned.rows };
 }
-
-/** What the document cache needs of a plan (document-plans.ts). */
-export const plannedValues: PlanValues<Planned> = {
-  shape: (planned) => planned.shape(),
-  values: valuesOf,
-  withValues,
-};
 
 function queryOf(
   context: GraphQLContext,

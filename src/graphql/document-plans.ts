@@ -7,6 +7,15 @@ import {
   type StatementCacheStats,
   sentinels,
 } from "../core/statement-cache.ts";
+import {
+  type FreshPlan,
+  type OperationRequest,
+  type PlanCache,
+  type Planned,
+  shapeOf,
+  valuesOf,
+  withValues,
+} from "./answer.ts";
 
 // Issue 28, item 2: an operation is planned and compiled once per document, operation, caller's
 // permissions and shape of its variables, not on every request (planning 300 aliases cost some
@@ -16,20 +25,6 @@ import {
 // when two probes, with each slot set to a sentinel, plan to the same statements whose values are
 // the slots' (core/statement-cache.ts) and to the same query shapes: so a variable that reaches a
 // plan anywhere but as a bound value (a limit, a list, a pattern, a check) is never bound.
-
-/** What the cache needs of a plan: its shape apart from its values, its values, and a copy with others. */
-export interface PlanValues<Plan> {
-  /** Equal for two plans that differ in their values only. */
-  readonly shape: (plan: Plan) => string;
-  readonly values: (plan: Plan) => readonly unknown[];
-  readonly withValues: (plan: Plan, values: readonly unknown[]) => Plan;
-}
-
-export interface OperationRequest {
-  readonly document: DocumentNode;
-  readonly operationName: string | null | undefined;
-  readonly variables: Readonly<Record<string, unknown>> | undefined;
-}
 
 type Role = "text" | "integer" | undefined;
 
@@ -88,8 +83,9 @@ function variablesOf(request: OperationRequest): Variables | null {
   return known;
 }
 
-interface Learnt<Plan> {
-  readonly plan: Plan;
+/** A plan learnt, without its root fields' query trees, and how a request's slots bind into it. */
+interface Learnt {
+  readonly plan: Planned;
   readonly binding: Binding;
 }
 
@@ -99,16 +95,12 @@ const uncacheable = Symbol("uncacheable");
  * The cached plans of operations, by document; each document keeps its latest `perDocument` shapes.
  * The documents are those the server's parse cache keeps (graphql/yoga.ts), which forgets them here.
  */
-export class DocumentPlans<Plan> {
-  private readonly documents = new Map<DocumentNode, Map<string, Learnt<Plan> | typeof uncacheable>>();
+export class DocumentPlans implements PlanCache {
+  private readonly documents = new Map<DocumentNode, Map<string, Learnt | typeof uncacheable>>();
   private hitCount = 0;
   private missCount = 0;
-  private entryCount = 0;
 
-  constructor(
-    private readonly values: PlanValues<Plan>,
-    private readonly perDocument = 64,
-  ) {}
+  constructor(private readonly perDocument = 64) {}
 
   /**
    * The plan of `request` for a caller whose permissions compile alike for every caller with this
@@ -118,8 +110,8 @@ export class DocumentPlans<Plan> {
   plan(
     request: OperationRequest,
     callerKey: string,
-    plan: (request: OperationRequest) => Plan | undefined,
-  ): Plan | undefined {
+    plan: (request: OperationRequest) => FreshPlan | undefined,
+  ): Planned | undefined {
     const variables = variablesOf(request);
     if (!variables) return plan(request);
     const slots: Slot[] = [];
@@ -134,7 +126,7 @@ export class DocumentPlans<Plan> {
     const entry = shapes?.get(key);
     if (entry !== undefined && entry !== uncacheable) {
       this.hitCount++;
-      return this.values.withValues(entry.plan, boundValues(entry.binding, slots));
+      return withValues(entry.plan, boundValues(entry.binding, slots));
     }
     this.missCount++;
     const fresh = plan(request);
@@ -143,12 +135,8 @@ export class DocumentPlans<Plan> {
       shapes = new Map();
       this.documents.set(request.document, shapes);
     }
-    if (shapes.size >= this.perDocument) {
-      shapes.delete(shapes.keys().next().value as string);
-      this.entryCount--;
-    }
+    if (shapes.size >= this.perDocument) shapes.delete(shapes.keys().next().value as string);
     shapes.set(key, this.learn(request, variables, slots, fresh, plan));
-    this.entryCount++;
     return fresh;
   }
 
@@ -156,9 +144,9 @@ export class DocumentPlans<Plan> {
     request: OperationRequest,
     variables: Variables,
     slots: readonly Slot[],
-    real: Plan,
-    plan: (request: OperationRequest) => Plan | undefined,
-  ): Learnt<Plan> | typeof uncacheable {
+    real: FreshPlan,
+    plan: (request: OperationRequest) => FreshPlan | undefined,
+  ): Learnt | typeof uncacheable {
     const probeValues = [sentinels(slots, 1), sentinels(slots, 2)] as const;
     const probes = probeValues.map((values) => {
       const probed: Record<string, unknown> = { ...request.variables };
@@ -167,29 +155,27 @@ export class DocumentPlans<Plan> {
         if (slotOf(role, request.variables?.[name])) probed[name] = values[next++];
       return plan({ ...request, variables: probed });
     });
-    const shape = this.values.shape(real);
+    const shape = shapeOf(real);
     const [first, second] = probes;
-    if (!first || !second || this.values.shape(first) !== shape || this.values.shape(second) !== shape)
-      return uncacheable;
+    if (!first || !second || shapeOf(first) !== shape || shapeOf(second) !== shape) return uncacheable;
     const binding = bindingOf(
       slots,
-      this.values.values(real),
-      [this.values.values(first), this.values.values(second)],
+      valuesOf(real.parts),
+      [valuesOf(first.parts), valuesOf(second.parts)],
       probeValues,
     );
-    return binding ? { plan: real, binding } : uncacheable;
+    return binding ? { plan: { parts: real.parts, rows: real.rows }, binding } : uncacheable;
   }
 
   /** Drops what was learnt of `document`. */
   forget(document: DocumentNode): void {
-    const shapes = this.documents.get(document);
-    if (!shapes) return;
-    this.entryCount -= shapes.size;
     this.documents.delete(document);
   }
 
   /** Hits and misses since the start, and the shapes held now. */
   get stats(): StatementCacheStats {
-    return { hits: this.hitCount, misses: this.missCount, entries: this.entryCount };
+    let entries = 0;
+    for (const shapes of this.documents.values()) entries += shapes.size;
+    return { hits: this.hitCount, misses: this.missCount, entries };
   }
 }

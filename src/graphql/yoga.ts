@@ -25,7 +25,7 @@ import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
-import { answerBySql, type GraphQLAnswers, type Planned, plannedValues } from "./answer.ts";
+import { answerBySql, type GraphQLAnswers } from "./answer.ts";
 import type { GraphQLContext, GraphQLCore, ServerContext } from "./context.ts";
 import { CredentialWatch } from "./credential-watch.ts";
 import { DocumentPlans } from "./document-plans.ts";
@@ -58,7 +58,7 @@ export interface GraphQLDeps {
   /** Counts the operations that ran, by what answered them (/metrics). */
   readonly answers?: GraphQLAnswers;
   /** The plans of operations answered by the database, by document (document-plans.ts; /metrics). */
-  readonly documentPlans?: DocumentPlans<Planned>;
+  readonly documentPlans?: DocumentPlans;
 }
 
 const withoutIntrospection: Plugin = {
@@ -257,7 +257,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
   // and their plans with them.
   const validDocuments = new Map<string, DocumentNode>();
   let keptChars = 0;
-  const plans = deps.documentPlans ?? new DocumentPlans(plannedValues);
+  const plans = deps.documentPlans ?? new DocumentPlans();
 
   /** The document of a query not seen before, kept if it parses and validates. */
   const learnDocument = (
