@@ -5,7 +5,9 @@ import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { comparable, type GraphQLReply, graphqlTo } from "../support/graphql.ts";
 import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
+import { parseExposition, sampleValue } from "../support/prometheus.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 28, item 2: an operation answered by the database is planned once per document, caller and
@@ -108,26 +110,12 @@ function operationOf(): fc.Arbitrary<Operation> {
   });
 }
 
-function comparable(reply: { status: number; body: { data?: unknown; errors?: Json[] } }) {
-  return {
-    status: reply.status,
-    data: reply.body.data,
-    errors: reply.body.errors?.map((error) => {
-      const { requestId: _id, ...extensions } = (error.extensions ?? {}) as Json;
-      return { ...error, extensions };
-    }),
-  };
-}
-
+/** The lookups of the document cache so far (/metrics). */
 async function documentCache(app: Inject): Promise<{ hit: number; miss: number }> {
-  const { body } = await app.inject({ method: "GET", url: "/metrics" });
+  const { samples } = parseExposition((await app.inject({ method: "GET", url: "/metrics" })).body);
   const count = (result: string) =>
-    Number(
-      new RegExp(
-        `^fleetgate_statement_cache_lookups_total\\{cache="graphql_document",result="${result}"\\} (\\d+)`,
-        "m",
-      ).exec(body)?.[1] ?? 0,
-    );
+    sampleValue(samples, "fleetgate_statement_cache_lookups_total", { cache: "graphql_document", result }) ??
+    0;
   return { hit: count("hit"), miss: count("miss") };
 }
 
@@ -147,7 +135,7 @@ describe.each(databaseKinds)("an operation's plan, learnt once per document, on 
       logger: createLogger("silent"),
     });
     const reply = await send(server.app, "admin", "{ devices(orderBy: {id: ASC}) { uuid } }");
-    uuids = (reply.body.data as { devices: { uuid: string }[] }).devices.map((device) => device.uuid);
+    uuids = (reply.data as { devices: { uuid: string }[] }).devices.map((device) => device.uuid);
   }, 180_000);
   afterAll(async () => {
     await apart?.close();
@@ -159,18 +147,8 @@ describe.each(databaseKinds)("an operation's plan, learnt once per document, on 
     return caller === "none" ? "" : `Bearer ${world.creds[caller]}`;
   }
 
-  async function send(to: Inject, caller: Caller, query: string, variables?: Json) {
-    const response = await to.inject({
-      method: "POST",
-      url: "/graphql",
-      headers: { "content-type": "application/json", authorization: authorization(caller) },
-      payload: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
-    });
-    return {
-      status: response.statusCode,
-      statements: Number(response.headers["x-sql-statements"] ?? Number.NaN),
-      body: JSON.parse(response.body) as { data?: unknown; errors?: Json[] },
-    };
+  function send(to: Inject, caller: Caller, query: string, variables?: Json): Promise<GraphQLReply> {
+    return graphqlTo(to, query, variables, { authorization: authorization(caller) });
   }
 
   it("later requests with other values answer as the resolvers do, for every caller", async () => {
@@ -201,9 +179,9 @@ describe.each(databaseKinds)("an operation's plan, learnt once per document, on 
               const each = await send(apart, caller, operation.query, variables);
               const context = `${caller}: ${operation.query} ${JSON.stringify(variables)}`;
               expect(comparable(together), context).toEqual(comparable(each));
-              expect(JSON.stringify(together.body.data), context).toBe(JSON.stringify(each.body.data));
-              if (!together.body.errors) expect(together.statements, context).toBeLessThanOrEqual(1);
-              if (together.body.data && Object.values(together.body.data).some((v) => v !== null && v !== 0))
+              expect(JSON.stringify(together.data), context).toBe(JSON.stringify(each.data));
+              if (!together.errors) expect(together.statements, context).toBeLessThanOrEqual(1);
+              if (together.data && Object.values(together.data).some((v) => v !== null && v !== 0))
                 answered++;
             }
           }
@@ -234,9 +212,9 @@ describe.each(databaseKinds)("an operation's plan, learnt once per document, on 
         const variables = variablesOf(round);
         const together = await send(server.app, caller, query, variables);
         const each = await send(apart, caller, query, variables);
-        expect(together.body.errors).toBeUndefined();
+        expect(together.errors).toBeUndefined();
         expect(together.statements).toBe(1);
-        expect(JSON.stringify(together.body.data)).toBe(JSON.stringify(each.body.data));
+        expect(JSON.stringify(together.data)).toBe(JSON.stringify(each.data));
       }
     }
     // Each caller's first request parses the document, the second learns its plan, the rest bind.
@@ -248,10 +226,10 @@ describe.each(databaseKinds)("an operation's plan, learnt once per document, on 
     const query = "query Limit($n: Int) { devices(first: $n, orderBy: {id: ASC}) { id } }";
     for (const n of [1, 2, 3]) {
       const reply = await send(server.app, "admin", query, { n });
-      expect((reply.body.data as { devices: unknown[] }).devices).toHaveLength(n);
+      expect((reply.data as { devices: unknown[] }).devices).toHaveLength(n);
     }
     const over = await send(server.app, "admin", query, { n: 5000 });
     expect(comparable(over)).toEqual(comparable(await send(apart, "admin", query, { n: 5000 })));
-    expect(over.body.errors?.[0]?.message).toMatch(/first must be between/);
+    expect(over.errors?.[0]?.message).toMatch(/first must be between/);
   });
 });

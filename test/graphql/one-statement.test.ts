@@ -5,6 +5,7 @@ import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { comparable, type GraphQLReply, graphqlTo } from "../support/graphql.ts";
 import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
@@ -18,13 +19,6 @@ import { startTestServer, type TestServer } from "../support/server.ts";
 type Json = Record<string, unknown>;
 type Caller = "admin" | "alice" | "bob" | "none";
 const callers: readonly Caller[] = ["admin", "alice", "bob", "none"];
-
-interface Reply {
-  readonly status: number;
-  readonly statements: number;
-  readonly data: unknown;
-  readonly errors: readonly Json[] | undefined;
-}
 
 /** A server to send to: the test server, or the one with a statement per root field. */
 type Inject = TestServer["app"];
@@ -241,18 +235,6 @@ function render(operation: { fields: readonly Field[]; variables: boolean; typen
   return { query: `${head}{ ${fields.join(" ")} }`, variables };
 }
 
-/** Errors without the request's own id. */
-function comparable(reply: Reply) {
-  return {
-    status: reply.status,
-    data: reply.data,
-    errors: reply.errors?.map((error) => {
-      const { requestId: _id, ...extensions } = (error.extensions ?? {}) as Json;
-      return { ...error, extensions };
-    }),
-  };
-}
-
 /** The GraphQL operations a server ran, by what answered them (from /metrics). */
 async function answeredBy(app: Inject): Promise<{ database: number; executor: number }> {
   const { body } = await app.inject({ method: "GET", url: "/metrics" });
@@ -295,20 +277,8 @@ describe.each(databaseKinds)("a query's root fields as one statement, on %s", (k
     }
   }
 
-  async function send(to: Inject, caller: Caller, query: string, variables?: Json): Promise<Reply> {
-    const response = await to.inject({
-      method: "POST",
-      url: "/graphql",
-      headers: { "content-type": "application/json", authorization: authorization(caller) },
-      payload: JSON.stringify({ query, ...(variables ? { variables } : {}) }),
-    });
-    const body = JSON.parse(response.body) as { data?: unknown; errors?: Json[] };
-    return {
-      status: response.statusCode,
-      statements: Number(response.headers["x-sql-statements"] ?? Number.NaN),
-      data: body.data,
-      errors: body.errors,
-    };
+  function send(to: Inject, caller: Caller, query: string, variables?: Json): Promise<GraphQLReply> {
+    return graphqlTo(to, query, variables, { authorization: authorization(caller) });
   }
 
   it("the generator's fields and arguments are all in the schema", async () => {

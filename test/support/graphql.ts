@@ -14,13 +14,23 @@ export interface GraphQLReply<T = Record<string, unknown>> {
  * POST /graphql through the real server (fastify's inject: the whole HTTP stack, no socket).
  * Sends the test admin's key unless `authorization` says otherwise ("" for none).
  */
-export async function graphql<T = Record<string, unknown>>(
+export function graphql<T = Record<string, unknown>>(
   server: TestServer,
   query: string,
   variables?: Record<string, unknown>,
   options: { authorization?: string } = {},
 ): Promise<GraphQLReply<T>> {
-  const response = await server.app.inject({
+  return graphqlTo<T>(server.app, query, variables, options);
+}
+
+/** POST /graphql to `app`, a test server's or another server's on the same database. */
+export async function graphqlTo<T = Record<string, unknown>>(
+  app: TestServer["app"],
+  query: string,
+  variables?: Record<string, unknown>,
+  options: { authorization?: string } = {},
+): Promise<GraphQLReply<T>> {
+  const response = await app.inject({
     method: "POST",
     url: "/graphql",
     headers: {
@@ -35,6 +45,18 @@ export async function graphql<T = Record<string, unknown>>(
     statements: Number(response.headers["x-sql-statements"] ?? Number.NaN),
     data: body.data,
     errors: body.errors,
+  };
+}
+
+/** A reply as two servers' replies are compared: its status, data and errors, without request ids. */
+export function comparable(reply: GraphQLReply<unknown>) {
+  return {
+    status: reply.status,
+    data: reply.data,
+    errors: reply.errors?.map((error) => {
+      const { requestId: _id, ...extensions } = (error.extensions ?? {}) as Record<string, unknown>;
+      return { ...error, extensions };
+    }),
   };
 }
 
