@@ -7,16 +7,7 @@ declare module "autocannon" {
     body?: string;
     setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
   }
-  interface Histogram {
-    average: number;
-    mean: number;
-    p50: number;
-    p99: number;
-    total: number;
-  }
   interface Result {
-    requests: Histogram;
-    latency: Histogram;
     duration: number;
     errors: number;
     timeouts: number;
@@ -31,6 +22,13 @@ declare module "autocannon" {
     headers?: Record<string, string>;
     requests?: Request[];
   }
-  function autocannon(options: Options): Promise<Result>;
+  /** A run: settles with its result, and emits each answer as it comes (time in ms, fractional). */
+  interface Instance extends PromiseLike<Result> {
+    on(
+      event: "response",
+      listener: (client: unknown, status: number, bytes: number, ms: number) => void,
+    ): Instance;
+  }
+  function autocannon(options: Options): Instance;
   export default autocannon;
 }
