@@ -18,6 +18,20 @@ export interface JobsRow {
   readonly ok: readonly number[];
   /** Each run, each instance: RSS at submission, the largest sampled (every 100 ms), at the end. */
   readonly rssMiB: readonly (readonly { start: number; peak: number; end: number }[])[];
+  /** Each run: where the time went, from the job's rows (jobs.ts `JobPhases`). */
+  readonly phasesMs: readonly JobPhases[];
+}
+
+/**
+ * A job's course by the database's clock, in ms from its `created_at`: when its result rows were
+ * written, when the first answers were written, half and all of them. Answers are written in bulk
+ * (every 100 ms, or 500 at a time), so an answer's time is its batch's.
+ */
+export interface JobPhases {
+  readonly rowsWritten: number;
+  readonly firstAnswer: number;
+  readonly halfAnswered: number;
+  readonly allAnswered: number;
 }
 
 export interface JobsResult {

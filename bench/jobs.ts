@@ -13,8 +13,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import pg from "pg";
 import { createAdminKey, migrateDatabase } from "./data.ts";
-import { type JobsResult, type JobsRow, jobsChart } from "./jobs-chart.ts";
+import { type JobPhases, type JobsResult, type JobsRow, jobsChart } from "./jobs-chart.ts";
 import {
   type Api,
   type DeviceSet,
@@ -76,9 +77,34 @@ interface JobRun {
   readonly status: string;
   readonly ok: number;
   readonly rssMiB: { start: number; peak: number; end: number }[];
+  readonly phases: JobPhases;
 }
 
-async function runJob(instances: readonly Child[], api: Api, fleetId: number): Promise<JobRun> {
+/** The job's phases (jobs-chart.ts), read from its rows once it finished. */
+async function phasesOf(databaseUrl: string, job: number): Promise<JobPhases> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const since = (at: string) => `round(extract(epoch FROM ${at} - j.created_at) * 1000)::int`;
+    const { rows } = await client.query<JobPhases>(
+      `SELECT ${since("min(r.created_at)")} AS "rowsWritten", ${since("min(r.finished_at)")} AS "firstAnswer",
+         ${since("percentile_disc(0.5) WITHIN GROUP (ORDER BY r.finished_at)")} AS "halfAnswered",
+         ${since("max(r.finished_at)")} AS "allAnswered"
+       FROM command_job j JOIN command_result r ON r.command_job = j.id WHERE j.id = $1 GROUP BY j.id`,
+      [job],
+    );
+    return rows[0] as JobPhases;
+  } finally {
+    await client.end();
+  }
+}
+
+async function runJob(
+  instances: readonly Child[],
+  api: Api,
+  fleetId: number,
+  databaseUrl: string,
+): Promise<JobRun> {
   const rss = () => instances.map((instance) => rssBytes(instance.pid) / MiB);
   const start = rss();
   const peak = [...start];
@@ -118,6 +144,7 @@ async function runJob(instances: readonly Child[], api: Api, fleetId: number): P
       peak: Math.max(peak[i] ?? 0, end[i] ?? 0),
       end: end[i] ?? 0,
     })),
+    phases: await phasesOf(databaseUrl, job.id),
   };
 }
 
@@ -157,6 +184,7 @@ function row(set: DeviceSet, instances: number, raw: RawRuns, runs: readonly Job
     rssMiB: runs.map((run) =>
       run.rssMiB.map((rss) => ({ start: round(rss.start), peak: round(rss.peak), end: round(rss.end) })),
     ),
+    phasesMs: runs.map((run) => run.phases),
   };
 }
 
@@ -231,7 +259,7 @@ async function main() {
       }
       const jobs: JobRun[] = [];
       for (let i = 0; i < RUNS; i++) {
-        jobs.push(await runJob([first], api, fleet.id));
+        jobs.push(await runJob([first], api, fleet.id, databaseUrl));
         log(`${size} devices, 1 instance: ${JSON.stringify(jobs.at(-1))}`);
       }
       one.set(set, jobs);
@@ -242,7 +270,7 @@ async function main() {
     for (const set of sets) {
       const jobs: JobRun[] = [];
       for (let i = 0; i < RUNS; i++) {
-        jobs.push(await runJob([first, second], api, set.fleetId));
+        jobs.push(await runJob([first, second], api, set.fleetId, databaseUrl));
         log(`${set.devices.length} devices, 2 instances: ${JSON.stringify(jobs.at(-1))}`);
       }
       const runs = raw.get(set) as RawRuns;
