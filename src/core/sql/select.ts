@@ -1,7 +1,8 @@
 import { type Fragment, ident, join, raw, sql, toStatement } from "../../db/sql.ts";
 import { etagOf } from "../etag.ts";
-import type { Format, Join, OutputItem, Planned, SelectPlan } from "../plan-types.ts";
+import type { Format, Join, OutputItem, Planned, SelectPlan, TableRef } from "../plan-types.ts";
 import {
+  column,
   compileExpr,
   countJoined,
   guardedWhere,
@@ -10,6 +11,7 @@ import {
   noJoins,
   withPathJoins,
 } from "./expr.ts";
+import { joinable } from "./path-joins.ts";
 
 // pinejs wire: timestamps as JavaScript's toISOString() prints them.
 const isoTimestamp = (value: Fragment) =>
@@ -49,9 +51,13 @@ function countOf(select: SelectPlan, parent: Join | undefined): Fragment {
   return sql`(SELECT count(*)::int FROM ${rows.from} WHERE ${rows.where})`;
 }
 
-function outputColumns(select: SelectPlan, format: Format): Fragment[] {
+/** The output items whose value is already compiled (to-one expansions read from a join). */
+type Compiled = ReadonlyMap<OutputItem, Fragment>;
+
+function outputColumns(select: SelectPlan, format: Format, compiled: Compiled = new Map()): Fragment[] {
   return select.output.flatMap((item) => {
-    const columns = [sql`${outputValue(item, format)} AS ${ident(item.key)}`];
+    const value = compiled.get(item) ?? outputValue(item, format);
+    const columns = [sql`${value} AS ${ident(item.key)}`];
     if (item.kind === "expand" && item.select.inlineCount) {
       columns.push(sql`${countOf(item.select, item.join)} AS ${ident(`${item.key}@odata.count`)}`);
     }
@@ -70,10 +76,7 @@ function outputValue(item: OutputItem, format: Format): Fragment {
         : id;
     }
     case "expand":
-      // v4 shows a single navigation as an object (or null); pinejs always as an array.
-      return format === "v4" && item.join.navigation.cardinality === "one"
-        ? sql`(${rowsJson(item.select, format, item.join, "single")})`
-        : sql`(${rowsJson(item.select, format, item.join, "array")})`;
+      return sql`(${rowsJson(item.select, format, item.join, expansionShape(item.join, format))})`;
     case "expandCount":
       return countJoined(item.join, item.filter);
     case "writable":
@@ -81,6 +84,11 @@ function outputValue(item: OutputItem, format: Format): Fragment {
     case "etag":
       return etagOf(item.table);
   }
+}
+
+// v4 shows a single navigation as an object (or null); pinejs always as an array.
+function expansionShape(link: Join, format: Format): "array" | "single" {
+  return format === "v4" && link.navigation.cardinality === "one" ? "single" : "array";
 }
 
 /**
@@ -95,7 +103,7 @@ export function rowsJson(
   shape: "array" | "single",
 ): Fragment {
   if (parent?.navigation.cardinality === "one" && select.top === undefined && select.skip === undefined) {
-    return toOneJson(select, format, parent, shape);
+    return toOneJson(select, format, rowsOf(select, parent, false), shape);
   }
   const alias = ident(select.table.alias);
   const rows = rowsOf(select, parent, true);
@@ -111,20 +119,91 @@ export function rowsJson(
   );
   const limit = select.top === undefined ? sql`` : sql` LIMIT ${raw(String(select.top))}`;
   const offset = select.skip === undefined ? sql`` : sql` OFFSET ${raw(String(select.skip))}`;
-  const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
+  const joinedOnes = select.output.flatMap((item) => {
+    const joined = item.kind === "expand" ? joinedToOne(item, format, select.table, rows.joined) : undefined;
+    return joined ? [{ item, ...joined }] : [];
+  });
+  const compiled: Compiled = new Map(joinedOnes.map(({ item, value }) => [item, value]));
+  const lateral = sql`(SELECT ${join(outputColumns(select, format, compiled), ", ")}) AS o`;
+  const carried = joinedOnes.flatMap((one) => one.carried);
+  const carriedNames = new Set(carried.map(({ name }) => name));
   // Only the columns the output reads leave the paging subquery: PostgreSQL then sorts narrow
   // rows, not whole ones (a device row is wide).
-  const read = columnsRead(lateral, select.table.alias);
+  const read = columnsRead(lateral, select.table.alias)?.filter((name) => !carriedNames.has(name));
   const columns = [
-    ...(read ? read.map((column) => sql`${alias}.${ident(column)}`) : [sql`${alias}.*`]),
+    ...(read ? read.map((name) => sql`${alias}.${ident(name)}`) : [sql`${alias}.*`]),
     ...keys.map(({ name, term }) => sql`${compileExpr(term.value, rows.joined)} AS ${name}`),
+    ...carried.map(({ value, name }) => sql`${value} AS ${ident(name)}`),
   ];
-  const inner = sql`SELECT ${join(columns, ", ")} FROM ${rows.from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
+  const from = sql`${rows.from}${join(
+    joinedOnes.map((one) => one.leftJoin),
+    "",
+  )}`;
+  const inner = sql`SELECT ${join(columns, ", ")} FROM ${from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
   const aggregate =
     shape === "array"
       ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
       : sql`to_json(o)`;
   return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias} CROSS JOIN LATERAL ${lateral}`;
+}
+
+/**
+ * A to-one expansion read from a LEFT JOIN in its parent's paging subquery rather than by a
+ * subquery for each parent row: PostgreSQL then joins the rows as it sees fit, and a filter that
+ * fixes the parent's key (a fleet's devices) fixes the expanded row once for all. The joined row's
+ * columns that the expansion reads are carried out of the paging subquery (as `"t1.name"`, never a
+ * column name) and rebuilt there as a one-row relation under the child's alias, so the expansion
+ * compiles as it would against the table. The join holds the caller's predicate, so a row they
+ * may not see is not joined and reads as none, as before. Undefined when the expansion is read
+ * otherwise: paged, through a link table, by a computed key, or reading its row whole.
+ */
+function joinedToOne(
+  item: Extract<OutputItem, { kind: "expand" }>,
+  format: Format,
+  parent: TableRef,
+  joined: Joined,
+): { value: Fragment; leftJoin: Fragment; carried: { name: string; value: Fragment }[] } | undefined {
+  const { select, join: link } = item;
+  // A computed key (a version field's link) would be computed for every row the paging subquery
+  // reads, not only for those it returns: it stays a subquery.
+  if (!joinable(link) || link.local || select.top !== undefined || select.skip !== undefined)
+    return undefined;
+  const { table } = select;
+  const shape = expansionShape(link, format);
+  const scope = (from: Fragment) => {
+    const paths = withPathJoins(from, table, select.where, noJoins);
+    const found = sql`${column(table, "id")} IS NOT NULL`;
+    return { from: paths.from, where: guardedWhere(found, select.where, paths.joined) };
+  };
+  // Compiled once only to see which columns it reads: its FROM names the table without the alias,
+  // so every mention of the alias left is a column read.
+  const probe = toOneJson(select, format, scope(ident(table.resource.table)), shape);
+  const read = columnsRead(probe, table.alias);
+  if (!read) return undefined;
+  const carried = [...new Set(["id", ...read])].map((name) => ({
+    name: `${table.alias}.${name}`,
+    column: name,
+    value: column(table, name),
+  }));
+  const row = join(
+    carried.map(({ name, column: as }) => sql`${ident(parent.alias)}.${ident(name)} AS ${ident(as)}`),
+    ", ",
+  );
+  const value = sql`(${toOneJson(select, format, scope(sql`(SELECT ${row}) AS ${ident(table.alias)}`), shape)})`;
+  // The filter or the order may already read through the same navigation: its join serves both.
+  const same = [...joined].find(
+    (other) =>
+      other.parent === parent && other.navigation === link.navigation && joinable(other) && !other.local,
+  );
+  if (same) {
+    return {
+      value,
+      leftJoin: sql``,
+      carried: carried.map((one) => ({ ...one, value: column(same.child, one.column) })),
+    };
+  }
+  const rows = joinedRows(link, joined);
+  return { value, leftJoin: sql` LEFT JOIN ${rows.from} ON ${rows.where}`, carried };
 }
 
 /**
@@ -147,8 +226,12 @@ function columnsRead(fragment: Fragment, alias: string): string[] | undefined {
  * A to-one expansion is at most one row, found by its key: no paging subquery, no ordering, no
  * aggregate. It is read once per parent row, so this matters.
  */
-function toOneJson(select: SelectPlan, format: Format, parent: Join, shape: "array" | "single"): Fragment {
-  const rows = rowsOf(select, parent, false);
+function toOneJson(
+  select: SelectPlan,
+  format: Format,
+  rows: { from: Fragment; where: Fragment },
+  shape: "array" | "single",
+): Fragment {
   const lateral = sql`(SELECT ${join(outputColumns(select, format), ", ")}) AS o`;
   const value = shape === "array" ? sql`json_build_array(to_json(o))` : sql`to_json(o)`;
   const row = sql`SELECT ${value} FROM ${rows.from} CROSS JOIN LATERAL ${lateral} WHERE ${rows.where}`;

@@ -1,11 +1,12 @@
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0"."device_name", "t0"."note", "t0"."belongs_to__application", "t0"."id", "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."device_name", "t0"."note", "t0"."id", "t0"."id" AS "__k0", "t1"."id" AS "t1.id", "t1"."app_name" AS "t1.app_name"
       FROM "device" "t0"
+      LEFT JOIN "application" "t1" ON "t1"."id" = "t0"."belongs_to__application" AND (TRUE)
       WHERE (TRUE) AND ("t0"."id" = ANY($1::int8[]))
       ORDER BY "__k0" ASC
       LIMIT 1000) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."device_name" AS "deviceName", "t0"."note" AS "note", (SELECT to_json(o)
-        FROM "application" "t1"
+        FROM (SELECT "t0"."t1.id" AS "id", "t0"."t1.app_name" AS "app_name") AS "t1"
         CROSS JOIN LATERAL (SELECT "t1"."app_name" AS "appName") AS o
-        WHERE ("t1"."id" = "t0"."belongs_to__application" AND (TRUE))) AS "belongsToApplication", "t0"."id" AS "id") AS o)::text AS body
+        WHERE ("t1"."id" IS NOT NULL)) AS "belongsToApplication", "t0"."id" AS "id") AS o)::text AS body
 -- params: [[1,61]]

@@ -33,20 +33,21 @@ SELECT "row"."id"
 -- params: [[5],1]
 
 SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
-    FROM (SELECT "t0"."name", "t0"."value", "t0"."device", "t0"."id" AS "__k0"
+    FROM (SELECT "t0"."name", "t0"."value", "t0"."id" AS "__k0", "t1"."id" AS "t1.id"
       FROM "device_environment_variable" "t0"
+      LEFT JOIN "device" "t1" ON "t1"."id" = "t0"."device" AND (EXISTS (SELECT 1
+        FROM "application" fa
+        WHERE fa."id" = "t1"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+          FROM "organization_membership" m
+          WHERE m."user" = $1::int4)) OR "t1"."belongs_to__user" = $2::int4)))
       WHERE ((SELECT oa."organization"
         FROM "device" od JOIN "application" oa ON oa."id" = od."belongs_to__application"
         WHERE od."id" = "t0"."device") = ANY (ARRAY(SELECT m."is_member_of__organization"
         FROM "organization_membership" m
-        WHERE m."user" = $1::int4))) AND ("t0"."id" = $2::int4)
+        WHERE m."user" = $3::int4))) AND ("t0"."id" = $4::int4)
       ORDER BY "__k0" ASC) AS "t0"
     CROSS JOIN LATERAL (SELECT "t0"."name" AS "name", "t0"."value" AS "value", (SELECT to_json(o)
-        FROM "device" "t1"
+        FROM (SELECT "t0"."t1.id" AS "id") AS "t1"
         CROSS JOIN LATERAL (SELECT "t1"."id" AS "id") AS o
-        WHERE ("t1"."id" = "t0"."device" AND (EXISTS (SELECT 1
-          FROM "application" fa
-          WHERE fa."id" = "t1"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
-            FROM "organization_membership" m
-            WHERE m."user" = $3::int4)) OR "t1"."belongs_to__user" = $4::int4))))) AS "$device") AS o)::text AS body
--- params: [1,5,1,1]
+        WHERE ("t1"."id" IS NOT NULL)) AS "$device") AS o)::text AS body
+-- params: [1,1,1,5]

@@ -1,0 +1,20 @@
+SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::json)
+    FROM (SELECT "t0"."id", "t0"."id" AS "__k0", "t1"."id" AS "t1.id"
+      FROM "release" "t0"
+      LEFT JOIN "user" "t1" ON "t1"."id" = "t0"."is_created_by__user" AND (("t1"."id" = $1::int4 OR "t1"."id" IN (SELECT cm."user"
+        FROM "organization_membership" cm
+        WHERE cm."is_member_of__organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+          FROM "organization_membership" m
+          WHERE m."user" = $2::int4)))))
+      WHERE (EXISTS (SELECT 1
+        FROM "application" fa
+        WHERE fa."id" = "t0"."belongs_to__application" AND (fa."organization" = ANY (ARRAY(SELECT m."is_member_of__organization"
+          FROM "organization_membership" m
+          WHERE m."user" = $3::int4)) OR (fa."is_public" AND "t0"."is_final" AND "t0"."status" = 'success' AND NOT "t0"."is_invalidated")))) AND ("t0"."belongs_to__application" = $4::int4)
+      ORDER BY "__k0" ASC
+      LIMIT 1) AS "t0"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", (SELECT coalesce((SELECT json_build_array(to_json(o))
+          FROM (SELECT "t0"."t1.id" AS "id") AS "t1"
+          CROSS JOIN LATERAL (SELECT "t1"."id" AS "id") AS o
+          WHERE ("t1"."id" IS NOT NULL) AND (CASE WHEN "t1"."id" IS NOT NULL THEN (div(($5::int4)::numeric, ((("t1"."id")::numeric - ($6::int4)::numeric))::numeric) = $7::int4) END)), '[]'::json)) AS "is_created_by__user") AS o)::text AS body
+-- params: [2,2,2,3,1,1,0]
