@@ -479,6 +479,34 @@ describe.skipIf(!databaseKinds.includes("postgres"))("a job shared by two instan
     expect(last).not.toBeNull();
   }, 180_000);
 
+  it("analyzes the results table only when a job adds a tenth or more of the rows its statistics know", async () => {
+    const analyses = async () => {
+      const [row] = await test.db.query<{ count: string }>({
+        text: `SELECT pg_stat_get_analyze_count('"command_result"'::regclass) AS count`,
+        values: [],
+      });
+      return Number(row?.count);
+    };
+    // An earlier job's 15,000 results, counted by the statistics: a new job's 1,200 barely move them.
+    const [earlier] = await test.db.query<{ id: number }>({
+      text: `INSERT INTO command_job (is_issued_by__actor, method, path, target, status, finished_at)
+             SELECT actor, 'POST', '/v1/blink', '{}', 'succeeded', now() FROM "user" WHERE username = 'admin'
+             RETURNING id`,
+      values: [],
+    });
+    await test.db.query({
+      text: `INSERT INTO command_result (command_job, status, finished_at)
+             SELECT $1::int4, 'ok', now() FROM generate_series(1, 15000)`,
+      values: [earlier?.id],
+    });
+    await test.db.query({ text: `ANALYZE "command_result"`, values: [] });
+    const before = await analyses();
+    const job = await submitToNewFleet("shared-again");
+    const done = await finishedJob(test.db, job, 120_000);
+    expect(done).toMatchObject({ status: "succeeded", done_count: DEVICES, ok_count: DEVICES });
+    expect(await analyses()).toBe(before);
+  }, 180_000);
+
   it("hands a stopping instance's lanes over: no device waits for a lease, none is called twice", async () => {
     const job = await submitToNewFleet("handed-over");
     const midway = Date.now() + 60_000;
