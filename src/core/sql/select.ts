@@ -126,10 +126,9 @@ export function rowsJson(
   const compiled: Compiled = new Map(joinedOnes.map(({ item, value }) => [item, value]));
   const lateral = sql`(SELECT ${join(outputColumns(select, format, compiled), ", ")}) AS o`;
   const carried = joinedOnes.flatMap((one) => one.carried);
-  const carriedNames = new Set(carried.map(({ name }) => name));
   // Only the columns the output reads leave the paging subquery: PostgreSQL then sorts narrow
   // rows, not whole ones (a device row is wide).
-  const read = columnsRead(lateral, select.table.alias)?.filter((name) => !carriedNames.has(name));
+  const read = columnsRead(lateral, select.table.alias);
   const columns = [
     ...(read ? read.map((name) => sql`${alias}.${ident(name)}`) : [sql`${alias}.*`]),
     ...keys.map(({ name, term }) => sql`${compileExpr(term.value, rows.joined)} AS ${name}`),
@@ -144,7 +143,11 @@ export function rowsJson(
     shape === "array"
       ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
       : sql`to_json(o)`;
-  return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias} CROSS JOIN LATERAL ${lateral}`;
+  const expanded = join(
+    joinedOnes.map((one) => one.from),
+    "",
+  );
+  return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias}${expanded} CROSS JOIN LATERAL ${lateral}`;
 }
 
 /**
@@ -152,17 +155,21 @@ export function rowsJson(
  * subquery for each parent row: PostgreSQL then joins the rows as it sees fit, and a filter that
  * fixes the parent's key (a fleet's devices) fixes the expanded row once for all. The joined row's
  * columns that the expansion reads are carried out of the paging subquery (as `"t1.name"`, never a
- * column name) and rebuilt there as a one-row relation under the child's alias, so the expansion
- * compiles as it would against the table. The join holds the caller's predicate, so a row they
- * may not see is not joined and reads as none, as before. Undefined when the expansion is read
- * otherwise: paged, through a link table, by a computed key, or reading its row whole.
+ * column name) and rebuilt beside it as a one-row relation under the child's alias, with the
+ * expansion's output row (`"t1.o"`) beside that, so the expansion compiles as it would against the
+ * table, and its value is a CASE on the row being there (and passing its own filter), not a
+ * subquery. The join holds the caller's predicate, so a row they may not see is not joined and
+ * reads as none, as before. Undefined when the expansion is read otherwise: paged, through a link
+ * table, by a computed key, or reading its row whole.
  */
 function joinedToOne(
   item: Extract<OutputItem, { kind: "expand" }>,
   format: Format,
   parent: TableRef,
   joined: Joined,
-): { value: Fragment; leftJoin: Fragment; carried: { name: string; value: Fragment }[] } | undefined {
+):
+  | { value: Fragment; from: Fragment; leftJoin: Fragment; carried: { name: string; value: Fragment }[] }
+  | undefined {
   const { select, join: link } = item;
   // A computed key (a version field's link) would be computed for every row the paging subquery
   // reads, not only for those it returns: it stays a subquery.
@@ -189,7 +196,13 @@ function joinedToOne(
     carried.map(({ name, column: as }) => sql`${ident(parent.alias)}.${ident(name)} AS ${ident(as)}`),
     ", ",
   );
-  const value = sql`(${toOneJson(select, format, scope(sql`(SELECT ${row}) AS ${ident(table.alias)}`), shape)})`;
+  const rows = scope(sql` CROSS JOIN LATERAL (SELECT ${row}) AS ${ident(table.alias)}`);
+  const output = ident(`${table.alias}.o`);
+  const from = sql`${rows.from} CROSS JOIN LATERAL (SELECT ${join(outputColumns(select, format), ", ")}) AS ${output}`;
+  const value =
+    shape === "array"
+      ? sql`CASE WHEN ${rows.where} THEN json_build_array(to_json(${output})) ELSE '[]'::json END`
+      : sql`CASE WHEN ${rows.where} THEN to_json(${output}) END`;
   // The filter or the order may already read through the same navigation: its join serves both.
   const same = [...joined].find(
     (other) =>
@@ -198,12 +211,13 @@ function joinedToOne(
   if (same) {
     return {
       value,
+      from,
       leftJoin: sql``,
       carried: carried.map((one) => ({ ...one, value: column(same.child, one.column) })),
     };
   }
-  const rows = joinedRows(link, joined);
-  return { value, leftJoin: sql` LEFT JOIN ${rows.from} ON ${rows.where}`, carried };
+  const joinedRow = joinedRows(link, joined);
+  return { value, from, leftJoin: sql` LEFT JOIN ${joinedRow.from} ON ${joinedRow.where}`, carried };
 }
 
 /**

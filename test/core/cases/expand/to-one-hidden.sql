@@ -16,11 +16,9 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
           WHERE m."user" = $4::int4)) OR (fa."is_public" AND "t0"."is_final" AND "t0"."status" = 'success' AND NOT "t0"."is_invalidated"))))
       ORDER BY "__k0" ASC
       LIMIT 3) AS "t0"
-    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", "t0"."semver" AS "semver", (SELECT coalesce((SELECT json_build_array(to_json(o))
-          FROM (SELECT "t0"."t1.id" AS "id", "t0"."t1.username" AS "username") AS "t1"
-          CROSS JOIN LATERAL (SELECT "t1"."username" AS "username") AS o
-          WHERE ("t1"."id" IS NOT NULL)), '[]'::json)) AS "is_created_by__user", (SELECT coalesce((SELECT json_build_array(to_json(o))
-          FROM (SELECT "t0"."t2.id" AS "id", "t0"."t2.app_name" AS "app_name") AS "t2"
-          CROSS JOIN LATERAL (SELECT "t2"."app_name" AS "app_name") AS o
-          WHERE ("t2"."id" IS NOT NULL)), '[]'::json)) AS "belongs_to__application") AS o)::text AS body
+    CROSS JOIN LATERAL (SELECT "t0"."t1.id" AS "id", "t0"."t1.username" AS "username") AS "t1"
+    CROSS JOIN LATERAL (SELECT "t1"."username" AS "username") AS "t1.o"
+    CROSS JOIN LATERAL (SELECT "t0"."t2.id" AS "id", "t0"."t2.app_name" AS "app_name") AS "t2"
+    CROSS JOIN LATERAL (SELECT "t2"."app_name" AS "app_name") AS "t2.o"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", "t0"."semver" AS "semver", CASE WHEN ("t1"."id" IS NOT NULL) THEN json_build_array(to_json("t1.o")) ELSE '[]'::json END AS "is_created_by__user", CASE WHEN ("t2"."id" IS NOT NULL) THEN json_build_array(to_json("t2.o")) ELSE '[]'::json END AS "belongs_to__application") AS o)::text AS body
 -- params: [2,2,2,2]

@@ -5,8 +5,7 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
       WHERE (TRUE) AND ("t0"."id" = ANY($1::int8[]))
       ORDER BY "__k0" ASC
       LIMIT 1000) AS "t0"
-    CROSS JOIN LATERAL (SELECT "t0"."device_name" AS "deviceName", "t0"."note" AS "note", (SELECT to_json(o)
-        FROM (SELECT "t0"."t1.id" AS "id", "t0"."t1.app_name" AS "app_name") AS "t1"
-        CROSS JOIN LATERAL (SELECT "t1"."app_name" AS "appName") AS o
-        WHERE ("t1"."id" IS NOT NULL)) AS "belongsToApplication", "t0"."id" AS "id") AS o)::text AS body
+    CROSS JOIN LATERAL (SELECT "t0"."t1.id" AS "id", "t0"."t1.app_name" AS "app_name") AS "t1"
+    CROSS JOIN LATERAL (SELECT "t1"."app_name" AS "appName") AS "t1.o"
+    CROSS JOIN LATERAL (SELECT "t0"."device_name" AS "deviceName", "t0"."note" AS "note", CASE WHEN ("t1"."id" IS NOT NULL) THEN to_json("t1.o") END AS "belongsToApplication", "t0"."id" AS "id") AS o)::text AS body
 -- params: [[1,61]]

@@ -16,11 +16,9 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
           WHERE m."user" = $4::int4)) OR (fa."is_public" AND "t0"."is_final" AND "t0"."status" = 'success' AND NOT "t0"."is_invalidated"))))
       ORDER BY "__k0" ASC
       LIMIT 3) AS "t0"
-    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", (SELECT to_json(o)
-        FROM (SELECT "t0"."t1.id" AS "id", "t0"."t1.username" AS "username") AS "t1"
-        CROSS JOIN LATERAL (SELECT "t1"."username" AS "username") AS o
-        WHERE ("t1"."id" IS NOT NULL)) AS "isCreatedByUser", (SELECT to_json(o)
-        FROM (SELECT "t0"."t2.id" AS "id", "t0"."t2.app_name" AS "app_name") AS "t2"
-        CROSS JOIN LATERAL (SELECT "t2"."app_name" AS "appName") AS o
-        WHERE ("t2"."id" IS NOT NULL)) AS "belongsToApplication") AS o)::text AS body
+    CROSS JOIN LATERAL (SELECT "t0"."t1.id" AS "id", "t0"."t1.username" AS "username") AS "t1"
+    CROSS JOIN LATERAL (SELECT "t1"."username" AS "username") AS "t1.o"
+    CROSS JOIN LATERAL (SELECT "t0"."t2.id" AS "id", "t0"."t2.app_name" AS "app_name") AS "t2"
+    CROSS JOIN LATERAL (SELECT "t2"."app_name" AS "appName") AS "t2.o"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", CASE WHEN ("t1"."id" IS NOT NULL) THEN to_json("t1.o") END AS "isCreatedByUser", CASE WHEN ("t2"."id" IS NOT NULL) THEN to_json("t2.o") END AS "belongsToApplication") AS o)::text AS body
 -- params: [2,2,2,2]

@@ -13,8 +13,7 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
           WHERE m."user" = $3::int4)) OR (fa."is_public" AND "t0"."is_final" AND "t0"."status" = 'success' AND NOT "t0"."is_invalidated")))) AND ("t0"."belongs_to__application" = $4::int4)
       ORDER BY "__k0" ASC
       LIMIT 1) AS "t0"
-    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", (SELECT coalesce((SELECT json_build_array(to_json(o))
-          FROM (SELECT "t0"."t1.id" AS "id") AS "t1"
-          CROSS JOIN LATERAL (SELECT "t1"."id" AS "id") AS o
-          WHERE ("t1"."id" IS NOT NULL) AND (CASE WHEN "t1"."id" IS NOT NULL THEN (div(($5::int4)::numeric, ((("t1"."id")::numeric - ($6::int4)::numeric))::numeric) = $7::int4) END)), '[]'::json)) AS "is_created_by__user") AS o)::text AS body
+    CROSS JOIN LATERAL (SELECT "t0"."t1.id" AS "id") AS "t1"
+    CROSS JOIN LATERAL (SELECT "t1"."id" AS "id") AS "t1.o"
+    CROSS JOIN LATERAL (SELECT "t0"."id" AS "id", CASE WHEN ("t1"."id" IS NOT NULL) AND (CASE WHEN "t1"."id" IS NOT NULL THEN (div(($5::int4)::numeric, ((("t1"."id")::numeric - ($6::int4)::numeric))::numeric) = $7::int4) END) THEN json_build_array(to_json("t1.o")) ELSE '[]'::json END AS "is_created_by__user") AS o)::text AS body
 -- params: [2,2,2,3,1,1,0]

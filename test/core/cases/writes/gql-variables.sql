@@ -46,8 +46,7 @@ SELECT (SELECT coalesce(json_agg(to_json(o) ORDER BY "t0"."__k0" ASC), '[]'::jso
         FROM "organization_membership" m
         WHERE m."user" = $3::int4))) AND ("t0"."id" = $4::int4)
       ORDER BY "__k0" ASC) AS "t0"
-    CROSS JOIN LATERAL (SELECT "t0"."name" AS "name", "t0"."value" AS "value", (SELECT to_json(o)
-        FROM (SELECT "t0"."t1.id" AS "id") AS "t1"
-        CROSS JOIN LATERAL (SELECT "t1"."id" AS "id") AS o
-        WHERE ("t1"."id" IS NOT NULL)) AS "$device") AS o)::text AS body
+    CROSS JOIN LATERAL (SELECT "t0"."t1.id" AS "id") AS "t1"
+    CROSS JOIN LATERAL (SELECT "t1"."id" AS "id") AS "t1.o"
+    CROSS JOIN LATERAL (SELECT "t0"."name" AS "name", "t0"."value" AS "value", CASE WHEN ("t1"."id" IS NOT NULL) THEN to_json("t1.o") END AS "$device") AS o)::text AS body
 -- params: [1,1,1,5]
