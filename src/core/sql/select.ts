@@ -187,10 +187,15 @@ function joinedToOne(
   const probe = toOneJson(select, format, scope(ident(table.resource.table)), shape);
   const read = columnsRead(probe, table.alias);
   if (!read) return undefined;
+  // The filter or the order may already read through the same navigation (the joins in `joined`
+  // are all to-one by id): its join serves both.
+  const same = [...joined].find(
+    (other) => other.parent === parent && other.navigation === link.navigation && !other.local,
+  );
   const carried = [...new Set(["id", ...read])].map((name) => ({
     name: `${table.alias}.${name}`,
     column: name,
-    value: column(table, name),
+    value: column(same?.child ?? table, name),
   }));
   const row = join(
     carried.map(({ name, column: as }) => sql`${ident(parent.alias)}.${ident(name)} AS ${ident(as)}`),
@@ -203,19 +208,7 @@ function joinedToOne(
     shape === "array"
       ? sql`CASE WHEN ${rows.where} THEN json_build_array(to_json(${output})) ELSE '[]'::json END`
       : sql`CASE WHEN ${rows.where} THEN to_json(${output}) END`;
-  // The filter or the order may already read through the same navigation: its join serves both.
-  const same = [...joined].find(
-    (other) =>
-      other.parent === parent && other.navigation === link.navigation && joinable(other) && !other.local,
-  );
-  if (same) {
-    return {
-      value,
-      from,
-      leftJoin: sql``,
-      carried: carried.map((one) => ({ ...one, value: column(same.child, one.column) })),
-    };
-  }
+  if (same) return { value, from, leftJoin: sql``, carried };
   const joinedRow = joinedRows(link, joined);
   return { value, from, leftJoin: sql` LEFT JOIN ${joinedRow.from} ON ${joinedRow.where}`, carried };
 }
