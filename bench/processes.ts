@@ -92,15 +92,19 @@ export async function startChild(
   };
 }
 
-/** The Node flags `npx fleetgate` runs with: those of bin/fleetgate.js's `env -S` line. */
-export function binNodeFlags(): string[] {
+/** How `npx fleetgate` starts Node: the environment and flags of bin/fleetgate.js's `env -S` line. */
+export function binLaunch(): { readonly env: Record<string, string>; readonly flags: string[] } {
   const shebang = readFileSync(bin, "utf8").split("\n", 1)[0] ?? "";
-  return /^#!\/usr\/bin\/env -S node(.*)$/.exec(shebang)?.[1]?.trim().split(/\s+/).filter(Boolean) ?? [];
+  const words = /^#!\/usr\/bin\/env -S (.*)$/.exec(shebang)?.[1]?.trim().split(/\s+/) ?? ["node"];
+  const node = words.indexOf("node");
+  const assignments = words.slice(0, node).map((word) => word.split("=", 2) as [string, string]);
+  return { env: Object.fromEntries(assignments), flags: words.slice(node + 1) };
 }
 
 /** `fleetgate serve` as `npx fleetgate serve` and `npm start` run it, a process of its own so its CPU time and memory are its own. */
 export function startFleetgate(env: Record<string, string>): Promise<Child> {
-  return startChild("fleetgate", [...binNodeFlags(), bin, "serve"], env);
+  const launch = binLaunch();
+  return startChild("fleetgate", [...launch.flags, bin, "serve"], { ...launch.env, ...env });
 }
 
 // utime and stime are fields 14 and 15 of /proc/<pid>/stat, in clock ticks; Linux reports

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=16
 // The flag (also in package.json's `start`, and read from here by the bench): Node 24's V8 sizes the
 // young generation by the machine's memory, up to 64 MiB a semi-space on a 24 GiB machine, which
 // doubled a serving process's resident memory (README, "Memory"); 16 MiB is what Node 20 used.

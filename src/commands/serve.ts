@@ -13,6 +13,7 @@ import { buildModel } from "../model/registry.ts";
 import type { Model } from "../model/types.ts";
 import { type AdminOrigin, baseUrl, databaseInUse, startBanner } from "./banner.ts";
 import { listenForCommands } from "./control-server.ts";
+import { releaseFreedMemory } from "./memory-release.ts";
 
 // Milliseconds since the process started, for the start-up line in the log.
 const since = () => Math.round(performance.now());
@@ -48,6 +49,8 @@ export async function run(): Promise<void> {
     throw error;
   });
   logger.info({ startupMs: { modules: loaded, database: databaseReady, listening: since() } }, "started");
+  // After the start's own work (migrations, the catalogue, PGlite's compilation), and from then on.
+  await releaseFreedMemory(config.MEMORY_RELEASE_INTERVAL_MS, logger);
 
   let stopping = false;
   const stop = async (signal: string) => {
