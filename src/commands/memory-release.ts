@@ -19,15 +19,20 @@ async function mallocTrim(): Promise<(() => void) | undefined> {
   }
 }
 
-/** Gives the memory malloc keeps after frees back to the system now, and every `intervalMs`. */
-export async function releaseFreedMemory(intervalMs: number, logger: Logger): Promise<void> {
+/**
+ * Gives the memory malloc keeps after frees back to the system every `intervalMs`, the first time
+ * `intervalMs` after the start: loading the FFI and the first trim stay off the first requests' path.
+ */
+export function releaseFreedMemory(intervalMs: number, logger: Logger): void {
   if (intervalMs === 0) return;
-  const trim = await mallocTrim();
-  if (!trim) {
+  let trim: Promise<(() => void) | undefined> | undefined;
+  const timer = setInterval(async () => {
+    trim ??= mallocTrim();
+    const found = await trim;
+    if (found) return found();
+    clearInterval(timer);
     logger.debug("no glibc malloc_trim here: freed memory stays with the allocator");
-    return;
-  }
-  trim();
-  // A timer that does not keep the process alive.
-  setInterval(trim, intervalMs).unref();
+  }, intervalMs);
+  // It does not keep the process alive.
+  timer.unref();
 }

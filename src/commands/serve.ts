@@ -49,8 +49,8 @@ export async function run(): Promise<void> {
     throw error;
   });
   logger.info({ startupMs: { modules: loaded, database: databaseReady, listening: since() } }, "started");
-  // After the start's own work (migrations, the catalogue, PGlite's compilation), and from then on.
-  await releaseFreedMemory(config.MEMORY_RELEASE_INTERVAL_MS, logger);
+  // What the start's own work freed (migrations, the catalogue, PGlite's compilation), and from then on.
+  releaseFreedMemory(config.MEMORY_RELEASE_INTERVAL_MS, logger);
 
   let stopping = false;
   const stop = async (signal: string) => {
