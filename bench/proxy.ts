@@ -146,7 +146,14 @@ export async function measureFanOut(
     const results = JSON.parse(answer.body) as { statusCode: number }[];
     const ok =
       answer.status === 207 && results.length === fleet.size && results.every((r) => r.statusCode === 200);
-    if (!ok) throw new Error(`W5 N=${fleet.size}: HTTP ${answer.status}: ${answer.body.slice(0, 300)}`);
+    if (!ok) {
+      // The devices that did not answer 200, not the first devices of a long body (which did).
+      const failed = Array.isArray(results) ? results.filter((result) => result.statusCode !== 200) : [];
+      const shown = failed.length ? JSON.stringify(failed.slice(0, 3)) : answer.body.slice(0, 300);
+      throw new Error(
+        `W5 N=${fleet.size}: HTTP ${answer.status}, ${results.length} results, ${failed.length} not 200: ${shown}`,
+      );
+    }
     const counted = answer.headers.get("x-sql-statements");
     if (counted !== null) statements = Math.max(statements, Number(counted));
   };
