@@ -97,5 +97,11 @@ export interface SelectPlan {
 }
 
 export type ReadPlan =
-  | { readonly kind: "collection"; readonly format: Format; readonly select: SelectPlan }
+  | {
+      readonly kind: "collection";
+      readonly format: Format;
+      readonly select: SelectPlan;
+      /** ODataQuery's `pageSize`. */
+      readonly pageSize?: number;
+    }
   | { readonly kind: "count"; readonly table: TableRef; readonly where: readonly Planned[] };

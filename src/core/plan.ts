@@ -50,7 +50,13 @@ export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
     ...(query.options.filter ? [planner.exprs.boolean(query.options.filter, scope, "$filter")] : []),
   ];
   if (query.count) return { kind: "count", table, where };
-  return { kind: "collection", format: context.format, select: planner.select(table, query.options, where) };
+  const select = planner.select(table, query.options, where);
+  return {
+    kind: "collection",
+    format: context.format,
+    select,
+    ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
+  };
 }
 
 export interface WriteTargetPlan {

@@ -132,6 +132,11 @@ export interface ODataQuery {
   readonly options: QueryOptions;
   /** The fields of a translated version that v6 has no column for, which the query names `@<name>`. */
   readonly versionFields?: VersionFields;
+  /**
+   * A page of at most this many entities (OData v4's server-driven paging), read with a `$top` of
+   * one more: the statement answers the page and whether that one more exists (`more`).
+   */
+  readonly pageSize?: number;
 }
 
 /**

@@ -36,6 +36,8 @@ export interface ReadResult {
   readonly json: string;
   /** `/$count`, or the inline count `$count=true` asked for. */
   readonly count: number | undefined;
+  /** With a page size (ODataQuery's `pageSize`): whether more entities follow the page. */
+  readonly more?: boolean;
 }
 
 /** Plan (model + permissions) → limits → compile. */
@@ -65,11 +67,12 @@ export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">
 
 /** Runs a compiled read statement: the one statement of a read. */
 export async function runRead(db: Executor, read: CompiledRead): Promise<ReadResult> {
-  const [row] = await db.query<{ body?: string; count?: number }>(read.statement);
+  const [row] = await db.query<{ body?: string; count?: number; more?: boolean }>(read.statement);
   return {
     kind: read.kind,
     json: row?.body ?? "[]",
     count: read.kind === "count" ? (row?.count ?? 0) : row?.count,
+    ...(row?.more === undefined ? {} : { more: row.more }),
   };
 }
 

@@ -24,10 +24,16 @@ export function pageOf(options: QueryOptions, size: number | undefined): Page | 
   return size === undefined ? undefined : { size, skip: options.skip ?? 0, top: options.top };
 }
 
-/** The options that read one page, and one entity more to tell whether another page follows. */
+/**
+ * Whether a page is read with one entity more than it holds, to tell whether another page follows:
+ * not when the client's own `$top` ends within it.
+ */
+export const readsOneMore = (page: Page): boolean => page.top === undefined || page.top > page.size;
+
+/** The options that read one page, and one entity more when `readsOneMore`. */
 export const pageOptions = (options: QueryOptions, page: Page): QueryOptions => ({
   ...options,
-  top: page.top !== undefined && page.top <= page.size ? page.top : page.size + 1,
+  top: readsOneMore(page) ? page.size + 1 : page.top,
 });
 
 /** The URL (after the version) of the page after `page`: `$skip` and `$top` moved on. */

@@ -15,17 +15,11 @@ import { ETAG, notModified, withEtag } from "./etags.ts";
 import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
 import { atMetadataLevel, metadataLevel } from "./metadata-level.ts";
-import { maxPageSize, nextPageUrl, type Page, pageOf, pageOptions } from "./paging.ts";
+import { maxPageSize, nextPageUrl, type Page, pageOf, pageOptions, readsOneMore } from "./paging.ts";
 import { parse } from "./parse/parse.ts";
 import { isResourcePath } from "./path.ts";
 import { readPath } from "./read-path.ts";
-import {
-  type Reply,
-  serializeCollection,
-  serializeCount,
-  serializeEntity,
-  serializeV4,
-} from "./serialize.ts";
+import { type Reply, serializeCollection, serializeCount, serializeEntity } from "./serialize.ts";
 import { literalValue, shapeOf, type UrlShape, withLiterals } from "./shape.ts";
 import type { Versions } from "./versions/index.ts";
 
@@ -92,7 +86,9 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
     !asked.count &&
     (asked.key !== undefined || metadataLevel(request.headers, request.url) === "full");
   const query = etags ? withEtag(translated) : translated;
-  const read = compileQuery(query, {
+  // The statement tells whether another page follows, so the page is passed on as it comes.
+  const paged = page && readsOneMore(page) ? { ...query, pageSize: page.size } : query;
+  const read = compileQuery(paged, {
     model: context.model,
     permissions: context.permissions,
     format,
@@ -156,7 +152,7 @@ export async function read(request: ReadRequest, context: ReadContext): Promise<
 async function readReply(request: ReadRequest, context: ReadContext): Promise<Reply> {
   if (isResourcePath(request.url)) return readPath(request, context);
   const read = compileByShape(request, context);
-  const { json, count } = await runRead(context.db, read);
+  const { json, count, more } = await runRead(context.db, read);
   if (read.kind === "count") return serializeCount(read.format, count ?? 0);
   const metadata = `/${request.version}/$metadata#${read.resource}`;
   // OData v4: a key names one entity (pinejs wire: still an array, {"d":[]} for a miss).
@@ -167,15 +163,10 @@ async function readReply(request: ReadRequest, context: ReadContext): Promise<Re
     return typeof etag === "string" ? { ...reply, headers: { ...reply.headers, etag } } : reply;
   }
   if (read.page) {
-    const rows = JSON.parse(json) as unknown[];
-    const more = rows.length > read.page.size;
     const nextLink = more
-      ? {
-          "@odata.nextLink": `${request.origin ?? ""}/${request.version}${nextPageUrl(request.url, read.page)}`,
-        }
-      : {};
-    const counted = count === undefined ? {} : { "@odata.count": count };
-    const reply = serializeV4(metadata, { ...counted, ...nextLink, value: rows.slice(0, read.page.size) });
+      ? `${request.origin ?? ""}/${request.version}${nextPageUrl(request.url, read.page)}`
+      : undefined;
+    const reply = serializeCollection(read.format, metadata, json, count, nextLink);
     return {
       ...reply,
       headers: { ...reply.headers, "preference-applied": `odata.maxpagesize=${read.page.size}` },

@@ -20,12 +20,14 @@ export function serializeCollection(
   context: string,
   rows: string,
   count: number | undefined,
+  nextLink?: string,
 ): Reply {
   const countMember = count === undefined ? "" : `,"@odata.count":${count}`;
   if (format === "v4") {
+    const nextLinkMember = nextLink === undefined ? "" : `,"@odata.nextLink":${JSON.stringify(nextLink)}`;
     return {
       contentType: v4Json,
-      body: `{"@odata.context":${JSON.stringify(context)}${countMember},"value":${rows}}`,
+      body: `{"@odata.context":${JSON.stringify(context)}${countMember}${nextLinkMember},"value":${rows}}`,
       headers: V4_HEADERS,
     };
   }

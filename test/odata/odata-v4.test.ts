@@ -181,6 +181,37 @@ describe.each(databaseKinds)("OData v4 protocol on %s", (kind) => {
       expect(sizes).toEqual([4, 4, 2]);
       expect(ids).toEqual(all.slice(3, 13));
     });
+
+    // The statement tells whether another page follows (one row past the page, counted and left
+    // out): every page's members, in order, are the unpaged read's, whatever the size and order.
+    it.each([
+      ["/v6/device?$select=id,device_name&$orderby=device_name desc", [1, 2, 5, 1000]],
+      ["/v6/device?$select=id&$expand=belongs_to__application($select=app_name)&$orderby=is_online", [3, 7]],
+      ["/v6/application?$select=id&$expand=owns__device($select=id;$orderby=id desc)&$count=true", [2, 4]],
+      ["/v6/device?$select=id&$filter=id lt 0", [3]],
+    ])("%s: the pages hold the unpaged read's entities, sizes %j", async (url, sizes) => {
+      const whole = body(await get(url, maxVersion));
+      const all = whole.value as Row[];
+      for (const size of sizes) {
+        const seen: Row[] = [];
+        let next: string | undefined = url;
+        while (next !== undefined) {
+          const response = await get(next, { ...maxVersion, prefer: `odata.maxpagesize=${size}` });
+          expect(response.statusCode, response.body).toBe(200);
+          const page = body(response);
+          expect(page["@odata.count"]).toBe(whole["@odata.count"]);
+          const rows = page.value as Row[];
+          expect(rows.length).toBeLessThanOrEqual(size);
+          seen.push(...rows);
+          const link = page["@odata.nextLink"] as string | undefined;
+          // A page that ends the entities has no link, and a link always leads to entities.
+          if (seen.length === all.length) expect(link).toBeUndefined();
+          else expect(rows).toHaveLength(size);
+          next = link === undefined ? undefined : `${new URL(link).pathname}${new URL(link).search}`;
+        }
+        expect(seen).toStrictEqual(all);
+      }
+    });
   });
 
   describe("odata.metadata=full|none", () => {

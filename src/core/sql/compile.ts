@@ -3,19 +3,24 @@ import { type Fragment, ident, sql, toStatement } from "../../db/sql.ts";
 import type { WriteTargetPlan } from "../plan.ts";
 import type { Planned, ReadPlan, TableRef } from "../plan-types.ts";
 import { guardedWhere, noJoins, withPathJoins } from "./expr.ts";
-import { countOf, rowsJson } from "./select.ts";
+import { countOf, pageJson, rowsJson } from "./select.ts";
 
 /**
  * A read plan → exactly one SQL statement. A collection yields one row `{ body, count? }` where body is
- * the JSON array text of the entities; `/$count` yields `{ count }`.
+ * the JSON array text of the entities (with a page size, `{ body, more, count? }`); `/$count` yields
+ * `{ count }`.
  */
 export function compileRead(plan: ReadPlan): Statement {
   if (plan.kind === "count") {
     const rows = rowsOf(plan.table, plan.where);
     return toStatement(sql`SELECT count(*)::int AS count FROM ${rows.from} WHERE ${rows.where}`);
   }
-  const body = sql`(${rowsJson(plan.select, plan.format, undefined, "array")})::text AS body`;
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
+  if (plan.pageSize !== undefined) {
+    const page = pageJson(plan.select, plan.format, plan.pageSize);
+    return toStatement(sql`SELECT page.body::text AS body, page.more${count} FROM (${page}) AS page`);
+  }
+  const body = sql`(${rowsJson(plan.select, plan.format, undefined, "array")})::text AS body`;
   return toStatement(sql`SELECT ${body}${count}`);
 }
 

@@ -105,6 +105,33 @@ export function rowsJson(
   if (parent?.navigation.cardinality === "one" && select.top === undefined && select.skip === undefined) {
     return toOneJson(select, format, rowsOf(select, parent, false), shape);
   }
+  const { rows, outerOrder } = selectedRows(select, format, parent);
+  const aggregate =
+    shape === "array"
+      ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
+      : sql`to_json(o)`;
+  return sql`SELECT ${aggregate} ${rows}`;
+}
+
+/**
+ * A page of the selected rows and whether more follow: the select's `$top` reads one row past
+ * `size`, which is counted but left out of `body` (OData v4's server-driven paging), so the server
+ * passes the page on as the statement wrote it.
+ */
+export function pageJson(select: SelectPlan, format: Format, size: number): Fragment {
+  const { rows, outerOrder } = selectedRows(select, format, undefined);
+  const limit = raw(String(size));
+  // Numbered among the at most size + 1 rows the subquery kept, in the page's order.
+  const numbered = sql`SELECT to_json(o) AS o, row_number() OVER (ORDER BY ${outerOrder}) AS n ${rows}`;
+  return sql`SELECT coalesce(json_agg(r.o ORDER BY r.n) FILTER (WHERE r.n <= ${limit}), '[]'::json) AS body, count(*) > ${limit} AS more FROM (${numbered}) AS r`;
+}
+
+/** The FROM of the rows a select reads, each with its output `o`, and the order of the rows. */
+function selectedRows(
+  select: SelectPlan,
+  format: Format,
+  parent: Join | undefined,
+): { rows: Fragment; outerOrder: Fragment } {
   const alias = ident(select.table.alias);
   const rows = rowsOf(select, parent, true);
   const keys = select.orderBy.map((term, i) => ({ name: ident(`__k${i}`), term }));
@@ -139,15 +166,11 @@ export function rowsJson(
     "",
   )}`;
   const inner = sql`SELECT ${join(columns, ", ")} FROM ${from} WHERE ${rows.where} ORDER BY ${innerOrder}${limit}${offset}`;
-  const aggregate =
-    shape === "array"
-      ? sql`coalesce(json_agg(to_json(o) ORDER BY ${outerOrder}), '[]'::json)`
-      : sql`to_json(o)`;
   const expanded = join(
     joinedOnes.map((one) => one.from),
     "",
   );
-  return sql`SELECT ${aggregate} FROM (${inner}) AS ${alias}${expanded} CROSS JOIN LATERAL ${lateral}`;
+  return { rows: sql`FROM (${inner}) AS ${alias}${expanded} CROSS JOIN LATERAL ${lateral}`, outerOrder };
 }
 
 /**
