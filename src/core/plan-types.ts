@@ -103,5 +103,11 @@ export type ReadPlan =
       readonly select: SelectPlan;
       /** ODataQuery's `pageSize`. */
       readonly pageSize?: number;
+      /** ODataQuery's `byKeys`, its field planned as `key`. */
+      readonly byKeys?: {
+        readonly key: Planned;
+        readonly names: readonly string[];
+        readonly values: readonly (string | number)[];
+      };
     }
   | { readonly kind: "count"; readonly table: TableRef; readonly where: readonly Planned[] };

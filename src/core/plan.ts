@@ -51,11 +51,17 @@ export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
   ];
   if (query.count) return { kind: "count", table, where };
   const select = planner.select(table, query.options, where);
+  const byKeys = query.byKeys && {
+    key: planner.exprs.path({ kind: "path", segments: [query.byKeys.field] }, scope),
+    names: query.byKeys.names,
+    values: query.byKeys.values,
+  };
   return {
     kind: "collection",
     format: context.format,
     select,
     ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
+    ...(byKeys ? { byKeys } : {}),
   };
 }
 

@@ -137,6 +137,19 @@ export interface ODataQuery {
    * one more: the statement answers the page and whether that one more exists (`more`).
    */
   readonly pageSize?: number;
+  /**
+   * Answer with JSON object members, not an array: for each of `names`, in order, the name and the
+   * entity whose `field` has the value at the same place in `values` (null when none is read). For
+   * reads of several keys put together: GraphQL's neighbouring root fields of one resource by one
+   * key field, each under its response key.
+   */
+  readonly byKeys?: ByKeys;
+}
+
+export interface ByKeys {
+  readonly field: string;
+  readonly names: readonly string[];
+  readonly values: readonly (string | number)[];
 }
 
 /**

@@ -37,17 +37,13 @@ export interface GraphQLAnswers {
 
 /**
  * A part of `data`: one root field's read and how its JSON becomes the field's value, a constant,
- * or the rows of several fields that read one resource by key with the same selection, read
- * together (`byKeys`: each response key and the key value it asked for).
+ * or the members of several fields that read one resource by key with the same selection, read
+ * together (`byKeys`: the statement writes each response key with its entity).
  */
 type Part =
   | { readonly key: string; readonly kind: RootRead["kind"]; readonly read: CompiledRead }
   | { readonly key: string; readonly kind: "constant"; readonly json: string }
-  | {
-      readonly kind: "byKeys";
-      readonly keys: readonly (readonly [string, string | number])[];
-      readonly read: CompiledRead;
-    };
+  | { readonly kind: "byKeys"; readonly read: CompiledRead };
 
 /** An operation planned: the parts of `data`, and the most rows they may read. */
 export interface Planned {
@@ -80,10 +76,6 @@ export type Draft =
   | { readonly key: string; readonly kind: "constant"; readonly json: string }
   | { readonly key: string; readonly root: RootRead; readonly query: ODataQuery };
 
-// The key every row of a `byKeys` read is read under, apart from the fields the query selected
-// (no GraphQL name holds a `$`).
-const KEY = "$key";
-
 /**
  * The whole response body of `request` (`{"data":{…}}`) as the database answers it, or undefined
  * when the executor must answer. With `plans`, the operation's plan is cached there.
@@ -109,27 +101,10 @@ export async function answerBySql(
   const values = parts.map((part) => {
     if (part.kind === "constant") return `${JSON.stringify(part.key)}:${part.json}`;
     const result = (settled[next++] as PromiseFulfilledResult<{ json: string; count?: number }>).value;
-    if (part.kind === "byKeys") return byKeysValues(part.keys, result.json);
+    if (part.kind === "byKeys") return result.json;
     return `${JSON.stringify(part.key)}:${fieldValue(part.kind, result)}`;
   });
   return `{"data":{${values.join(",")}}}`;
-}
-
-/**
- * The members of `data` a `byKeys` read answers: each response key with the row of its key value,
- * or null. These rows are parsed and written again (as the executor's would be); a key's rows
- * compare as text, as PostgreSQL compares the key columns.
- */
-function byKeysValues(keys: readonly (readonly [string, string | number])[], json: string): string {
-  const rows = new Map<string, string>();
-  for (const row of JSON.parse(json) as Record<string, unknown>[]) {
-    const key = String(row[KEY]);
-    delete row[KEY];
-    rows.set(key, JSON.stringify(row));
-  }
-  return keys
-    .map(([name, value]) => `${JSON.stringify(name)}:${rows.get(String(value)) ?? "null"}`)
-    .join(",");
 }
 
 /** A read's JSON as its field's value: the array of a list, its one row (or null), a count. */
@@ -234,17 +209,19 @@ function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => Compi
       continue;
     }
     const values = run.map((one) => one.value);
-    const { select = [] } = draft.query.options;
     parts.push({
       kind: "byKeys",
-      keys: run.map((one) => [one.key, one.value.value] as const),
       read: compile({
         resource: draft.query.resource,
         count: false,
         options: {
           ...draft.query.options,
-          select: [...select, { path: [first.field], as: KEY }],
           filter: { kind: "in", operand: { kind: "path", segments: [first.field] }, values },
+        },
+        byKeys: {
+          field: first.field,
+          names: run.map((one) => one.key),
+          values: values.map((value) => value.value),
         },
       }),
     });
@@ -266,20 +243,14 @@ export function shapeOf({ drafts, parts, rows }: FreshPlan): string {
   const statements = parts.map((part) =>
     part.kind === "constant"
       ? "constant"
-      : `${part.kind} ${part.kind === "byKeys" ? part.keys.length : part.key} ${part.read.kind} ${part.read.inlineCount} ${part.read.statement.text}`,
+      : `${part.kind} ${part.kind === "byKeys" ? "" : part.key} ${part.read.kind} ${part.read.inlineCount} ${part.read.statement.text}`,
   );
   return [...fields, ...statements, rows].join("\n");
 }
 
-/** The values parts bind, in order: each read's, and the key values of a read of several keys after its own. */
+/** The values parts bind, in order: each read's. */
 export function valuesOf(parts: readonly Part[]): unknown[] {
-  return parts.flatMap((part) =>
-    part.kind === "constant"
-      ? []
-      : part.kind === "byKeys"
-        ? [...part.read.statement.values, ...part.keys.map(([, value]) => value)]
-        : part.read.statement.values,
-  );
+  return parts.flatMap((part) => (part.kind === "constant" ? [] : part.read.statement.values));
 }
 
 /** The plan with `values` (in valuesOf's order) in place of its own. */
@@ -295,13 +266,7 @@ export function withValues(planned: Planned, values: readonly unknown[]): Planne
       ...part.read,
       statement: { ...part.read.statement, values: take(part.read.statement.values.length) },
     };
-    if (part.kind !== "byKeys") return { ...part, read };
-    const keyValues = take(part.keys.length) as (string | number)[];
-    return {
-      ...part,
-      read,
-      keys: part.keys.map(([name], i) => [name, keyValues[i] as string | number] as const),
-    };
+    return { ...part, read };
   });
   return { parts, rows: planned.rows };
 }

@@ -1,9 +1,9 @@
 import type { Statement } from "../../db/database.ts";
-import { type Fragment, ident, sql, toStatement } from "../../db/sql.ts";
+import { type Fragment, ident, param, sql, toStatement } from "../../db/sql.ts";
 import type { WriteTargetPlan } from "../plan.ts";
 import type { Planned, ReadPlan, TableRef } from "../plan-types.ts";
 import { guardedWhere, noJoins, withPathJoins } from "./expr.ts";
-import { countOf, pageJson, rowsJson } from "./select.ts";
+import { countOf, keyedRows, pageJson, rowsJson } from "./select.ts";
 
 /**
  * A read plan → exactly one SQL statement. A collection yields one row `{ body, count? }` where body is
@@ -16,6 +16,14 @@ export function compileRead(plan: ReadPlan): Statement {
     return toStatement(sql`SELECT count(*)::int AS count FROM ${rows.from} WHERE ${rows.where}`);
   }
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
+  if (plan.byKeys) {
+    const { key, names, values } = plan.byKeys;
+    // Each name with the row of its key (joined on the key's text), in the names' order.
+    const asked = sql`unnest(${param(names, "text[]")}, ${param(values, "text[]")}) WITH ORDINALITY AS u(name, key, i)`;
+    return toStatement(
+      sql`SELECT (SELECT string_agg(to_json(u.name)::text || ':' || coalesce(keyed.row::text, 'null'), ',' ORDER BY u.i) FROM ${asked} LEFT JOIN (${keyedRows(plan.select, plan.format, key)}) AS keyed ON keyed.key = u.key) AS body`,
+    );
+  }
   if (plan.pageSize !== undefined) {
     const page = pageJson(plan.select, plan.format, plan.pageSize);
     return toStatement(sql`SELECT page.body::text AS body, page.more${count} FROM (${page}) AS page`);

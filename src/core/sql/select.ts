@@ -126,11 +126,21 @@ export function pageJson(select: SelectPlan, format: Format, size: number): Frag
   return sql`SELECT coalesce(json_agg(r.o ORDER BY r.n) FILTER (WHERE r.n <= ${limit}), '[]'::json) AS body, count(*) > ${limit} AS more FROM (${numbered}) AS r`;
 }
 
-/** The FROM of the rows a select reads, each with its output `o`, and the order of the rows. */
+/** The selected rows as `(key, row)`: each row's JSON with its `key`'s value as text. */
+export function keyedRows(select: SelectPlan, format: Format, key: Planned): Fragment {
+  const { rows } = selectedRows(select, format, undefined, key);
+  return sql`SELECT ${ident(select.table.alias)}."__key"::text AS key, to_json(o) AS row ${rows}`;
+}
+
+/**
+ * The FROM of the rows a select reads, each with its output `o` (and `key`, when given, as
+ * `"__key"`), and the order of the rows.
+ */
 function selectedRows(
   select: SelectPlan,
   format: Format,
   parent: Join | undefined,
+  key?: Planned,
 ): { rows: Fragment; outerOrder: Fragment } {
   const alias = ident(select.table.alias);
   const rows = rowsOf(select, parent, true);
@@ -160,6 +170,7 @@ function selectedRows(
     ...(read ? read.map((name) => sql`${alias}.${ident(name)}`) : [sql`${alias}.*`]),
     ...keys.map(({ name, term }) => sql`${compileExpr(term.value, rows.joined)} AS ${name}`),
     ...carried.map(({ value, name }) => sql`${value} AS ${ident(name)}`),
+    ...(key ? [sql`${compileExpr(key, rows.joined)} AS "__key"`] : []),
   ];
   const from = sql`${rows.from}${join(
     joinedOnes.map((one) => one.leftJoin),
