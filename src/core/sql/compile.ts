@@ -15,7 +15,6 @@ export function compileRead(plan: ReadPlan): Statement {
     const rows = rowsOf(plan.table, plan.where);
     return toStatement(sql`SELECT count(*)::int AS count FROM ${rows.from} WHERE ${rows.where}`);
   }
-  const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
   if (plan.byKeys) {
     const { key, names, values } = plan.byKeys;
     // Each name with the row of its key (joined on the key's text), in the names' order.
@@ -24,6 +23,7 @@ export function compileRead(plan: ReadPlan): Statement {
       sql`SELECT (SELECT string_agg(to_json(u.name)::text || ':' || coalesce(keyed.row::text, 'null'), ',' ORDER BY u.i) FROM ${asked} LEFT JOIN (${keyedRows(plan.select, plan.format, key)}) AS keyed ON keyed.key = u.key) AS body`,
     );
   }
+  const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
   if (plan.pageSize !== undefined) {
     const page = pageJson(plan.select, plan.format, plan.pageSize);
     return toStatement(sql`SELECT page.body::text AS body, page.more${count} FROM (${page}) AS page`);
