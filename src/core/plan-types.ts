@@ -103,6 +103,8 @@ export type ReadPlan =
       readonly select: SelectPlan;
       /** ODataQuery's `pageSize`. */
       readonly pageSize?: number;
+      /** ODataQuery's `entity`. */
+      readonly entity?: boolean;
       /** ODataQuery's `byKeys`, its field planned as `key`. */
       readonly byKeys?: {
         readonly key: Planned;

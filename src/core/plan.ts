@@ -61,6 +61,7 @@ export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
     format: context.format,
     select,
     ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
+    ...(query.entity ? { entity: true } : {}),
     ...(byKeys ? { byKeys } : {}),
   };
 }

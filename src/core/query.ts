@@ -144,6 +144,11 @@ export interface ODataQuery {
    * key field, each under its response key.
    */
   readonly byKeys?: ByKeys;
+  /**
+   * A read by key answered as its one entity, a JSON object (null when none), not as an array; with
+   * the entity's ETag beside it when the query reads one.
+   */
+  readonly entity?: boolean;
 }
 
 export interface ByKeys {

@@ -12,6 +12,8 @@ export interface ReadShape {
   readonly kind: ReadPlan["kind"];
   /** A collection's `$count=true`: its statement has a `count` column beside `body`. */
   readonly inlineCount: boolean;
+  /** ODataQuery's `entity`: `body` is one entity's object, or null. */
+  readonly entity?: boolean;
 }
 
 /** Compiled reads by query shape (./query-shape.ts), with what each statement answers. */
@@ -38,6 +40,8 @@ export interface ReadResult {
   readonly count: number | undefined;
   /** With a page size (ODataQuery's `pageSize`): whether more entities follow the page. */
   readonly more?: boolean;
+  /** An entity's ETag (ODataQuery's `entity`, when it reads one). */
+  readonly etag?: string;
 }
 
 /** Plan (model + permissions) → limits → compile. */
@@ -45,7 +49,8 @@ function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): Comp
   const plan = planRead(query, context);
   if (context.limits) checkReadLimits(plan, context.limits);
   const inlineCount = plan.kind === "collection" && plan.select.inlineCount;
-  return { kind: plan.kind, inlineCount, statement: compileRead(plan) };
+  const entity = plan.kind === "collection" && plan.entity === true;
+  return { kind: plan.kind, inlineCount, entity, statement: compileRead(plan) };
 }
 
 /**
@@ -60,19 +65,23 @@ export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">
   const key = `${permissions.cacheKey}\n${context.format}\n${context.system === true}\n${JSON.stringify(context.limits)}\n${shape.key}`;
   const { statement, extra } = statementCache.compile(key, shape.slots, (values) => {
     const fresh = compileFresh(values ? withSlotValues(query, values) : query, context);
-    return { statement: fresh.statement, extra: { kind: fresh.kind, inlineCount: fresh.inlineCount } };
+    const { statement, ...extra } = fresh;
+    return { statement, extra };
   });
   return { ...extra, statement };
 }
 
 /** Runs a compiled read statement: the one statement of a read. */
 export async function runRead(db: Executor, read: CompiledRead): Promise<ReadResult> {
-  const [row] = await db.query<{ body?: string; count?: number; more?: boolean }>(read.statement);
+  const [row] = await db.query<{ body?: string; count?: number; more?: boolean; etag?: string }>(
+    read.statement,
+  );
   return {
     kind: read.kind,
-    json: row?.body ?? "[]",
+    json: row?.body ?? (read.entity ? "null" : "[]"),
     count: read.kind === "count" ? (row?.count ?? 0) : row?.count,
     ...(row?.more === undefined ? {} : { more: row.more }),
+    ...(typeof row?.etag === "string" ? { etag: row.etag } : {}),
   };
 }
 

@@ -11,7 +11,7 @@ import {
 import type { Slot, StatementCache } from "../core/statement-cache.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
-import { ETAG, notModified, withEtag } from "./etags.ts";
+import { notModified, withEtag } from "./etags.ts";
 import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
 import { atMetadataLevel, metadataLevel } from "./metadata-level.ts";
@@ -86,9 +86,15 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
     !asked.count &&
     (asked.key !== undefined || metadataLevel(request.headers, request.url) === "full");
   const query = etags ? withEtag(translated) : translated;
-  // The statement tells whether another page follows, so the page is passed on as it comes.
-  const paged = page && readsOneMore(page) ? { ...query, pageSize: page.size } : query;
-  const read = compileQuery(paged, {
+  // The statement answers a v4 entity as its object and tells whether another page follows, so
+  // either is passed on as it comes.
+  const answered =
+    format === "v4" && asked.key !== undefined && !asked.count
+      ? { ...query, entity: true }
+      : page && readsOneMore(page)
+        ? { ...query, pageSize: page.size }
+        : query;
+  const read = compileQuery(answered, {
     model: context.model,
     permissions: context.permissions,
     format,
@@ -152,15 +158,13 @@ export async function read(request: ReadRequest, context: ReadContext): Promise<
 async function readReply(request: ReadRequest, context: ReadContext): Promise<Reply> {
   if (isResourcePath(request.url)) return readPath(request, context);
   const read = compileByShape(request, context);
-  const { json, count, more } = await runRead(context.db, read);
+  const { json, count, more, etag } = await runRead(context.db, read);
   if (read.kind === "count") return serializeCount(read.format, count ?? 0);
   const metadata = `/${request.version}/$metadata#${read.resource}`;
   // OData v4: a key names one entity (pinejs wire: still an array, {"d":[]} for a miss).
   if (read.format === "v4" && read.single) {
-    const [entity] = JSON.parse(json) as Record<string, unknown>[];
-    const reply = serializeEntity(metadata, entity);
-    const etag = entity?.[ETAG];
-    return typeof etag === "string" ? { ...reply, headers: { ...reply.headers, etag } } : reply;
+    const reply = serializeEntity(metadata, json);
+    return etag === undefined ? reply : { ...reply, headers: { ...reply.headers, etag } };
   }
   if (read.page) {
     const nextLink = more

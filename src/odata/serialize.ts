@@ -41,12 +41,16 @@ export function serializeCount(format: Format, count: number): Reply {
     : { contentType: json, body: `{"d":${count}}`, headers: {} };
 }
 
-/** OData v4 JSON §10.4: one entity, its context ending in `/$entity`; a key that matches nothing is 404. */
-export function serializeEntity(context: string, entity: Record<string, unknown> | undefined): Reply {
-  if (!entity) throw new NotFound("No entity has this key");
+/**
+ * OData v4 JSON §10.4: one entity (the JSON object text the database produced, or null), its
+ * context first, ending in `/$entity`; a key that matches nothing is 404.
+ */
+export function serializeEntity(context: string, entity: string): Reply {
+  if (entity === "null") throw new NotFound("No entity has this key");
+  const members = entity === "{}" ? "}" : `,${entity.slice(1)}`;
   return {
     contentType: v4Json,
-    body: JSON.stringify({ "@odata.context": `${context}/$entity`, ...entity }),
+    body: `{"@odata.context":${JSON.stringify(`${context}/$entity`)}${members}`,
     headers: V4_HEADERS,
   };
 }

@@ -7,8 +7,8 @@ import { countOf, keyedRows, pageJson, rowsJson } from "./select.ts";
 
 /**
  * A read plan → exactly one SQL statement. A collection yields one row `{ body, count? }` where body is
- * the JSON array text of the entities (with a page size, `{ body, more, count? }`); `/$count` yields
- * `{ count }`.
+ * the JSON array text of the entities (with a page size, `{ body, more, count? }`; an entity by key,
+ * `{ body, etag? }` with body its object or null); `/$count` yields `{ count }`.
  */
 export function compileRead(plan: ReadPlan): Statement {
   if (plan.kind === "count") {
@@ -21,6 +21,15 @@ export function compileRead(plan: ReadPlan): Statement {
     const asked = sql`unnest(${param(names, "text[]")}, ${param(values, "text[]")}) WITH ORDINALITY AS u(name, key, i)`;
     return toStatement(
       sql`SELECT (SELECT string_agg(to_json(u.name)::text || ':' || coalesce(keyed.row::text, 'null'), ',' ORDER BY u.i) FROM ${asked} LEFT JOIN (${keyedRows(plan.select, plan.format, key)}) AS keyed ON keyed.key = u.key) AS body`,
+    );
+  }
+  if (plan.entity) {
+    // The ETag as a column of its own too: the server sends it as a header without reading the entity.
+    const etag = plan.select.output.find((item) => item.kind === "etag");
+    const etagColumn = etag ? sql`, e.entity ->> ${param(etag.key, "text")} AS etag` : sql``;
+    const entity = rowsJson(plan.select, plan.format, undefined, "single");
+    return toStatement(
+      sql`SELECT e.entity::text AS body${etagColumn} FROM (SELECT (${entity}) AS entity) AS e`,
     );
   }
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
