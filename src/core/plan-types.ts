@@ -1,6 +1,6 @@
 import type { Fragment } from "../db/sql.ts";
 import type { Field, Navigation, Resource } from "../model/types.ts";
-import type { ArithmeticOperator, ComparisonOperator, FunctionName, Literal } from "./query.ts";
+import type { ArithmeticOperator, ComparisonOperator, FunctionName, Literal, ReadAnswer } from "./query.ts";
 
 // The read plan: every name resolved against the model, every table aliased and carrying the
 // caller's permission predicate. The compiler's only input.
@@ -96,20 +96,19 @@ export interface SelectPlan {
   readonly inlineCount: boolean;
 }
 
+export interface PlannedByKeys {
+  readonly kind: "byKeys";
+  readonly key: Planned;
+  readonly names: readonly string[];
+  readonly values: readonly (string | number)[];
+}
+
 export type ReadPlan =
   | {
       readonly kind: "collection";
       readonly format: Format;
       readonly select: SelectPlan;
-      /** ODataQuery's `pageSize`. */
-      readonly pageSize?: number;
-      /** ODataQuery's `entity`. */
-      readonly entity?: boolean;
-      /** ODataQuery's `byKeys`, its field planned as `key`. */
-      readonly byKeys?: {
-        readonly key: Planned;
-        readonly names: readonly string[];
-        readonly values: readonly (string | number)[];
-      };
+      /** ODataQuery's `answer`; a `byKeys` answer's field planned as `key`. */
+      readonly answer?: Exclude<ReadAnswer, { kind: "byKeys" }> | PlannedByKeys;
     }
   | { readonly kind: "count"; readonly table: TableRef; readonly where: readonly Planned[] };

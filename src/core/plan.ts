@@ -9,11 +9,12 @@ import type {
   OrderTerm,
   OutputItem,
   Planned,
+  PlannedByKeys,
   ReadPlan,
   SelectPlan,
   TableRef,
 } from "./plan-types.ts";
-import type { Key, ODataQuery, QueryOptions } from "./query.ts";
+import type { Key, ODataQuery, QueryOptions, ReadAnswer } from "./query.ts";
 import { Tables } from "./tables.ts";
 
 export interface PlanContext {
@@ -50,20 +51,22 @@ export function planRead(query: ODataQuery, context: PlanContext): ReadPlan {
     ...(query.options.filter ? [planner.exprs.boolean(query.options.filter, scope, "$filter")] : []),
   ];
   if (query.count) return { kind: "count", table, where };
-  const select = planner.select(table, query.options, where);
-  const byKeys = query.byKeys && {
-    key: planner.exprs.path({ kind: "path", segments: [query.byKeys.field] }, scope),
-    names: query.byKeys.names,
-    values: query.byKeys.values,
-  };
+  const answer = query.answer?.kind === "byKeys" ? plannedByKeys(query.answer, planner, scope) : query.answer;
   return {
     kind: "collection",
     format: context.format,
-    select,
-    ...(query.pageSize === undefined ? {} : { pageSize: query.pageSize }),
-    ...(query.entity ? { entity: true } : {}),
-    ...(byKeys ? { byKeys } : {}),
+    select: planner.select(table, query.options, where),
+    ...(answer ? { answer } : {}),
   };
+}
+
+/** A `byKeys` answer as the compiler takes it: its field planned as the rows' key. */
+function plannedByKeys(
+  { field, ...answer }: Extract<ReadAnswer, { kind: "byKeys" }>,
+  planner: SelectPlanner,
+  scope: Scope,
+): PlannedByKeys {
+  return { ...answer, key: planner.exprs.path({ kind: "path", segments: [field] }, scope) };
 }
 
 export interface WriteTargetPlan {

@@ -132,30 +132,28 @@ export interface ODataQuery {
   readonly options: QueryOptions;
   /** The fields of a translated version that v6 has no column for, which the query names `@<name>`. */
   readonly versionFields?: VersionFields;
-  /**
-   * A page of at most this many entities (OData v4's server-driven paging), read with a `$top` of
-   * one more: the statement answers the page and whether that one more exists (`more`).
-   */
-  readonly pageSize?: number;
-  /**
-   * Answer with JSON object members, not an array: for each of `names`, in order, the name and the
-   * entity whose `field` has the value at the same place in `values` (null when none is read). For
-   * reads of several keys put together: GraphQL's neighbouring root fields of one resource by one
-   * key field, each under its response key.
-   */
-  readonly byKeys?: ByKeys;
-  /**
-   * A read by key answered as its one entity, a JSON object (null when none), not as an array; with
-   * the entity's ETag beside it when the query reads one.
-   */
-  readonly entity?: boolean;
+  /** How the statement answers when not as the JSON array of the rows (the default). */
+  readonly answer?: ReadAnswer;
 }
 
-export interface ByKeys {
-  readonly field: string;
-  readonly names: readonly string[];
-  readonly values: readonly (string | number)[];
-}
+/**
+ * `page`: at most `size` entities (OData v4's server-driven paging), read with a `$top` of one
+ * more, and whether that one more exists (`more`).
+ * `entity`: a read by key as its one entity, a JSON object (null when none), with the entity's ETag
+ * beside it when the query reads one.
+ * `byKeys`: JSON object members: for each of `names`, in order, the name and the entity whose
+ * `field` has the value at the same place in `values` (null when none is read). For reads of
+ * several keys put together: GraphQL's neighbouring root fields of one resource by one key field.
+ */
+export type ReadAnswer =
+  | { readonly kind: "page"; readonly size: number }
+  | { readonly kind: "entity" }
+  | {
+      readonly kind: "byKeys";
+      readonly field: string;
+      readonly names: readonly string[];
+      readonly values: readonly (string | number)[];
+    };
 
 /**
  * A field a newer version reads and v6 computes from its own fields. The translator names it

@@ -12,7 +12,7 @@ export interface ReadShape {
   readonly kind: ReadPlan["kind"];
   /** A collection's `$count=true`: its statement has a `count` column beside `body`. */
   readonly inlineCount: boolean;
-  /** ODataQuery's `entity`: `body` is one entity's object, or null. */
+  /** An `entity` answer (ODataQuery's `answer`): `body` is one entity's object, or null. */
   readonly entity?: boolean;
 }
 
@@ -38,9 +38,9 @@ export interface ReadResult {
   readonly json: string;
   /** `/$count`, or the inline count `$count=true` asked for. */
   readonly count: number | undefined;
-  /** With a page size (ODataQuery's `pageSize`): whether more entities follow the page. */
+  /** A `page` answer's: whether more entities follow the page. */
   readonly more?: boolean;
-  /** An entity's ETag (ODataQuery's `entity`, when it reads one). */
+  /** An `entity` answer's ETag, when the query reads one. */
   readonly etag?: string;
 }
 
@@ -49,7 +49,7 @@ function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): Comp
   const plan = planRead(query, context);
   if (context.limits) checkReadLimits(plan, context.limits);
   const inlineCount = plan.kind === "collection" && plan.select.inlineCount;
-  const entity = plan.kind === "collection" && plan.entity === true;
+  const entity = plan.kind === "collection" && plan.answer?.kind === "entity";
   return { kind: plan.kind, inlineCount, entity, statement: compileRead(plan) };
 }
 

@@ -218,7 +218,8 @@ function partsOf(drafts: readonly Draft[], compile: (query: ODataQuery) => Compi
           ...draft.query.options,
           filter: { kind: "in", operand: { kind: "path", segments: [first.field] }, values },
         },
-        byKeys: {
+        answer: {
+          kind: "byKeys",
           field: first.field,
           names: run.map((one) => one.key),
           values: values.map((value) => value.value),

@@ -90,9 +90,9 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
   // either is passed on as it comes.
   const answered =
     format === "v4" && asked.key !== undefined && !asked.count
-      ? { ...query, entity: true }
+      ? { ...query, answer: { kind: "entity" } as const }
       : page && readsOneMore(page)
-        ? { ...query, pageSize: page.size }
+        ? { ...query, answer: { kind: "page", size: page.size } as const }
         : query;
   const read = compileQuery(answered, {
     model: context.model,

@@ -15,15 +15,16 @@ export function compileRead(plan: ReadPlan): Statement {
     const rows = rowsOf(plan.table, plan.where);
     return toStatement(sql`SELECT count(*)::int AS count FROM ${rows.from} WHERE ${rows.where}`);
   }
-  if (plan.byKeys) {
-    const { key, names, values } = plan.byKeys;
+  const { answer } = plan;
+  if (answer?.kind === "byKeys") {
+    const { key, names, values } = answer;
     // Each name with the row of its key (joined on the key's text), in the names' order.
     const asked = sql`unnest(${param(names, "text[]")}, ${param(values, "text[]")}) WITH ORDINALITY AS u(name, key, i)`;
     return toStatement(
       sql`SELECT (SELECT string_agg(to_json(u.name)::text || ':' || coalesce(keyed.row::text, 'null'), ',' ORDER BY u.i) FROM ${asked} LEFT JOIN (${keyedRows(plan.select, plan.format, key)}) AS keyed ON keyed.key = u.key) AS body`,
     );
   }
-  if (plan.entity) {
+  if (answer?.kind === "entity") {
     // The ETag as a column of its own too: the server sends it as a header without reading the entity.
     const etag = plan.select.output.find((item) => item.kind === "etag");
     const etagColumn = etag ? sql`, e.entity ->> ${param(etag.key, "text")} AS etag` : sql``;
@@ -33,8 +34,8 @@ export function compileRead(plan: ReadPlan): Statement {
     );
   }
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
-  if (plan.pageSize !== undefined) {
-    const page = pageJson(plan.select, plan.format, plan.pageSize);
+  if (answer?.kind === "page") {
+    const page = pageJson(plan.select, plan.format, answer.size);
     return toStatement(sql`SELECT page.body::text AS body, page.more${count} FROM (${page}) AS page`);
   }
   const body = sql`(${rowsJson(plan.select, plan.format, undefined, "array")})::text AS body`;
