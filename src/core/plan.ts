@@ -138,6 +138,7 @@ class SelectPlanner {
         return { kind: "value", key: item.as, value: { kind: "literal", type: "Text", literal: text } };
       }
       if (typeof item !== "string" && "etag" in item) return { kind: "etag", key: item.as, table };
+      if (typeof item !== "string" && "idBetween" in item) return idBetween(table, item.idBetween, item.as);
       const [name, ...through] = typeof item === "string" ? [item] : item.path;
       const key = typeof item === "string" ? item : item.as;
       if (name === undefined) throw new BadRequest("Empty $select item");
@@ -233,6 +234,23 @@ class SelectPlanner {
       });
     return terms;
   }
+}
+
+/** `before || id || after`: PostgreSQL writes the integer id as text for `||`. */
+function idBetween(table: TableRef, [before, after]: readonly [string, string], key: string): OutputItem {
+  const id = table.resource.fields.get("id");
+  if (!id) throw new Error(`${table.resource.name} has no id to write between texts`);
+  const text = (value: string): Planned => ({
+    kind: "literal",
+    type: "Text",
+    literal: { kind: "text", value },
+  });
+  const call = (args: Planned[]): Planned => ({ kind: "call", type: "Text", name: "concat", args });
+  const value = call([
+    call([text(before), { kind: "column", type: id.type, table, field: id }]),
+    text(after),
+  ]);
+  return { kind: "value", key, value };
 }
 
 /** `output` in the order of `keys`; keys not named there keep their order, after the others. */

@@ -99,7 +99,12 @@ export type SelectItem =
   /** The same text in every row, under `as` (GraphQL's `__typename`). */
   | { readonly constant: string; readonly as: string }
   /** The row's weak ETag (./etag.ts), under `as` (OData v4's `@odata.etag`). */
-  | { readonly etag: true; readonly as: string };
+  | { readonly etag: true; readonly as: string }
+  /**
+   * The row's id written between two texts, under `as`: OData v4's `@odata.id` (`device(5)`) and
+   * an entity's navigation links (`device(5)/device_tag`).
+   */
+  | { readonly idBetween: readonly [before: string, after: string]; readonly as: string };
 
 export interface QueryOptions {
   /** Undefined means every default field. */
@@ -144,16 +149,24 @@ export interface ODataQuery {
  * `byKeys`: JSON object members: for each of `names`, in order, the name and the entity whose
  * `field` has the value at the same place in `values` (null when none is read). For reads of
  * several keys put together: GraphQL's neighbouring root fields of one resource by one key field.
+ * `at`: parts of the JSON array of the rows, each named by a path of member names and positions
+ * (PostgreSQL's `#>`): for each of `values` its JSON text, for each of `types` its JSON type
+ * (`object`, `array`, `null`…); either is null where the array has nothing at that path. For a
+ * surface that answers with one part of a read: OData's resource paths.
  */
 export type ReadAnswer =
   | { readonly kind: "page"; readonly size: number }
   | { readonly kind: "entity" }
+  | { readonly kind: "at"; readonly values: readonly JsonPath[]; readonly types: readonly JsonPath[] }
   | {
       readonly kind: "byKeys";
       readonly field: string;
       readonly names: readonly string[];
       readonly values: readonly (string | number)[];
     };
+
+/** Member names and array positions (as text) from the top of a JSON value down. */
+export type JsonPath = readonly string[];
 
 /**
  * A field a newer version reads and v6 computes from its own fields. The translator names it

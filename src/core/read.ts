@@ -14,6 +14,8 @@ export interface ReadShape {
   readonly inlineCount: boolean;
   /** An `entity` answer (ODataQuery's `answer`): `body` is one entity's object, or null. */
   readonly entity?: boolean;
+  /** An `at` answer's: how many values and types its statement reads. */
+  readonly at?: { readonly values: number; readonly types: number };
 }
 
 /** Compiled reads by query shape (./query-shape.ts), with what each statement answers. */
@@ -42,6 +44,8 @@ export interface ReadResult {
   readonly more?: boolean;
   /** An `entity` answer's ETag, when the query reads one. */
   readonly etag?: string;
+  /** An `at` answer's values (JSON texts) and types, in the order of its paths; null where none is. */
+  readonly at?: { readonly values: (string | null)[]; readonly types: (string | null)[] };
 }
 
 /** Plan (model + permissions) → limits → compile. */
@@ -49,8 +53,16 @@ function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): Comp
   const plan = planRead(query, context);
   if (context.limits) checkReadLimits(plan, context.limits);
   const inlineCount = plan.kind === "collection" && plan.select.inlineCount;
-  const entity = plan.kind === "collection" && plan.answer?.kind === "entity";
-  return { kind: plan.kind, inlineCount, entity, statement: compileRead(plan) };
+  const answer = plan.kind === "collection" ? plan.answer : undefined;
+  const at =
+    answer?.kind === "at" ? { at: { values: answer.values.length, types: answer.types.length } } : {};
+  return {
+    kind: plan.kind,
+    inlineCount,
+    entity: answer?.kind === "entity",
+    ...at,
+    statement: compileRead(plan),
+  };
 }
 
 /**
@@ -76,12 +88,18 @@ export async function runRead(db: Executor, read: CompiledRead): Promise<ReadRes
   const [row] = await db.query<{ body?: string; count?: number; more?: boolean; etag?: string }>(
     read.statement,
   );
+  const column = (name: string) => (row as Record<string, string | null> | undefined)?.[name] ?? null;
+  const at = read.at && {
+    values: Array.from({ length: read.at.values }, (_, i) => column(`value${i}`)),
+    types: Array.from({ length: read.at.types }, (_, i) => column(`type${i}`)),
+  };
   return {
     kind: read.kind,
     json: row?.body ?? (read.entity ? "null" : "[]"),
     count: read.kind === "count" ? (row?.count ?? 0) : row?.count,
     ...(row?.more === undefined ? {} : { more: row.more }),
     ...(typeof row?.etag === "string" ? { etag: row.etag } : {}),
+    ...(at ? { at } : {}),
   };
 }
 

@@ -140,8 +140,8 @@ function outputOptions(
   const keys = new Set<string>();
   const select: SelectItem[] = [];
   for (const item of items) {
-    // A constant (GraphQL's `__typename`) or an ETag is no property of the model.
-    if (typeof item !== "string" && ("constant" in item || "etag" in item)) {
+    // A constant (GraphQL's `__typename`), an ETag or an OData id is no property of the model.
+    if (typeof item !== "string" && ("constant" in item || "etag" in item || "idBetween" in item)) {
       select.push(item);
       continue;
     }

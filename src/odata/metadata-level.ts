@@ -1,12 +1,12 @@
+import type { ExpandItem, ODataQuery, QueryOptions, SelectItem } from "../core/query.ts";
 import { BadRequest } from "../errors.ts";
 import type { Model, Resource } from "../model/types.ts";
-import { ETAG } from "./etags.ts";
 import { formatInUrl, type NegotiationHeaders } from "./format.ts";
-import type { Reply } from "./serialize.ts";
 
-// OData v4 JSON Format §3.1: how much control information a v4 answer carries. `minimal` is what
-// the serializers write; `none` leaves out the context, `full` adds each entity's type, id, edit
-// link and navigation links. Only the answer's text changes, never the statement.
+// OData v4 JSON Format §3.1: how much control information a v4 answer carries. `minimal` is the
+// context and an entity's ETag; `none` leaves out the context and the ETag member (the ETag header
+// stays); `full` adds each entity's type, id, edit link and navigation links, which the statement
+// writes as members of each entity (`withFullMetadata`), so no level parses the answer again.
 
 export type MetadataLevel = "minimal" | "full" | "none";
 const levels: readonly string[] = ["minimal", "full", "none"];
@@ -22,72 +22,51 @@ export function metadataLevel(headers: NegotiationHeaders, url: string): Metadat
   return asked.toLowerCase() as MetadataLevel;
 }
 
-type Row = Record<string, unknown>;
+const keyOf = (item: SelectItem): string => (typeof item === "string" ? item : item.as);
+const isEtag = (item: SelectItem): boolean => typeof item !== "string" && "etag" in item;
 
-/** The resource whose entities the context URL says the body holds: `…#device` or `…#device/$entity`. */
-function resourceOf(context: string, model: Model): { resource: Resource; single: boolean } | undefined {
-  const fragment = /#([^/(]+)(\/\$entity)?$/.exec(context);
-  const resource = fragment?.[1] === undefined ? undefined : model.resources.get(fragment[1]);
-  return resource && { resource, single: fragment?.[2] !== undefined };
+/**
+ * A translated v4 query (v6 names, each output under the name of the requested version) that also
+ * reads each entity's control information of full metadata, at every level of its expansions:
+ * `@odata.type`, `@odata.id`, its `@odata.etag` when the query reads one, `@odata.editLink`, then
+ * its properties, then a navigation link for each navigation (JSON Format §4.5). `resource` is the
+ * query's resource in the requested version's `view`, whose names the annotations carry.
+ */
+export function withFullMetadata(query: ODataQuery, resource: Resource, view: Model): ODataQuery {
+  return { ...query, options: fullOptions(query.options, resource, view) };
 }
 
-function annotate(entity: Row, resource: Resource, model: Model): Row {
-  const id = entity.id;
-  const link = typeof id === "number" ? `${resource.name}(${id})` : undefined;
-  const { [ETAG]: etag, ...properties } = entity;
-  const control: Row = { "@odata.type": `#fleetgate.${resource.name}` };
-  if (link) Object.assign(control, { "@odata.id": link });
-  // JSON Format §4.5: the entity's control information in this order, before its properties.
-  if (etag !== undefined) control[ETAG] = etag;
-  if (link) control["@odata.editLink"] = link;
-  const members: Row = {};
-  for (const [name, value] of Object.entries(properties)) {
-    const navigation = resource.navigations.get(name);
-    const target = navigation && model.resources.get(navigation.target);
-    if (target && Array.isArray(value)) {
-      members[name] = value.map((item) => annotate(item as Row, target, model));
-    } else if (target && value !== null && typeof value === "object") {
-      members[name] = annotate(value as Row, target, model);
-    } else members[name] = value;
-  }
-  const navigationLinks: Row = {};
-  if (link) {
-    for (const name of resource.navigations.keys()) {
-      navigationLinks[`${name}@odata.navigationLink`] = `${link}/${name}`;
-    }
-  }
-  return { ...control, ...members, ...navigationLinks };
-}
-
-/** A minimal v4 JSON answer at the level the client asked for. */
-export function atMetadataLevel(reply: Reply, level: MetadataLevel, model: Model): Reply {
-  if (level === "minimal" || !reply.contentType.includes("odata.metadata=minimal")) return reply;
-  const body = JSON.parse(reply.body) as Row;
-  const context = String(body["@odata.context"] ?? "");
-  let shaped: Row;
-  if (level === "none") {
-    // No control information but the count and the next link (JSON Format §3.1.3); the ETag of an
-    // entity read by key stays in its header.
-    const { "@odata.context": _context, [ETAG]: _etag, ...rest } = body;
-    shaped = Array.isArray(rest.value)
-      ? { ...rest, value: (rest.value as Row[]).map(({ [ETAG]: _tag, ...entity }) => entity) }
-      : rest;
-  } else {
-    const found = resourceOf(context, model);
-    if (!found) shaped = body;
-    else if (found.single) {
-      const { "@odata.context": _context, ...entity } = body;
-      shaped = { "@odata.context": context, ...annotate(entity, found.resource, model) };
-    } else {
-      shaped = {
-        ...body,
-        value: (body.value as Row[]).map((entity) => annotate(entity, found.resource, model)),
-      };
-    }
-  }
+function fullOptions(options: QueryOptions, resource: Resource, view: Model): QueryOptions {
+  // The translators write every level's $select out in full; one left to its default is left as is.
+  if (!options.select) return options;
+  const { name } = resource;
+  const hasId = resource.fields.has("id");
+  const link = (as: string, after = ""): SelectItem => ({ idBetween: [`${name}(`, `)${after}`], as });
+  const etags = options.select.filter(isEtag);
+  const properties = options.select.filter((item) => !isEtag(item));
+  const control: SelectItem[] = [
+    { constant: `#fleetgate.${name}`, as: "@odata.type" },
+    ...(hasId ? [link("@odata.id")] : []),
+    ...etags,
+    ...(hasId ? [link("@odata.editLink")] : []),
+  ];
+  const navigationLinks = hasId
+    ? [...resource.navigations.keys()].map((navigation) =>
+        link(`${navigation}@odata.navigationLink`, `/${navigation}`),
+      )
+    : [];
+  const expand = options.expand?.map((item): ExpandItem => {
+    const navigation = resource.navigations.get(item.as ?? item.name);
+    const target = navigation && view.resources.get(navigation.target);
+    return item.count || !target ? item : { ...item, options: fullOptions(item.options, target, view) };
+  });
+  // An expansion takes the place of a property of its name, else follows the properties.
+  const members = [...control, ...properties].map(keyOf);
+  const expanded = (expand ?? []).map((item) => item.as ?? item.name).filter((key) => !members.includes(key));
   return {
-    ...reply,
-    contentType: reply.contentType.replace("odata.metadata=minimal", `odata.metadata=${level}`),
-    body: JSON.stringify(shaped),
+    ...options,
+    select: [...control, ...properties, ...navigationLinks],
+    ...(expand ? { expand } : {}),
+    keyOrder: [...members, ...expanded, ...navigationLinks.map(keyOf)],
   };
 }

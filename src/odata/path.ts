@@ -157,7 +157,7 @@ export function resourcePath(url: string, model: Model): ResourcePath {
     query: nestedQuery(
       root,
       steps,
-      innermostOptions(root.options, answer, property, end),
+      innermostOptions(root.options, answer, property, end, target),
       answer === "count",
     ),
     steps,
@@ -176,6 +176,7 @@ function innermostOptions(
   answer: ResourcePath["answer"],
   property: string | undefined,
   end: PathEnd | undefined,
+  target: Resource,
 ): QueryOptions {
   const { format, ...others } = options;
   const kept = format ? { format } : {};
@@ -191,7 +192,8 @@ function innermostOptions(
   }
   if (end === "$ref") {
     if (options.select || options.expand) throw new BadRequest("$ref takes no $select or $expand");
-    return { ...options, select: ["id"] };
+    // Each entity as its reference (JSON Format §14), written by the statement.
+    return { ...options, select: [{ idBetween: [`${target.name}(`, ")"], as: "@odata.id" }] };
   }
   return options;
 }

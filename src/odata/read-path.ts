@@ -1,16 +1,25 @@
 import type { Permissions } from "../auth/permissions.ts";
 import { defaultReadLimits, type ReadLimits } from "../core/limits.ts";
+import type { JsonPath } from "../core/query.ts";
 import { compileQuery, type QueryStatementCache, runRead } from "../core/read.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
 import { formatInUrl, type NegotiationHeaders, wantsV4 } from "./format.ts";
+import { metadataLevel, withFullMetadata } from "./metadata-level.ts";
 import { pathEnd, type ResourcePath, resourcePath } from "./path.ts";
-import { noContent, type Reply, serializeCount, serializeV4, V4_HEADERS } from "./serialize.ts";
+import {
+  noContent,
+  type Reply,
+  serializeCollection,
+  serializeCount,
+  serializeEntity,
+  serializeValue,
+  V4_HEADERS,
+  type V4Control,
+} from "./serialize.ts";
 import type { Versions } from "./versions/index.ts";
-
-type Row = Record<string, unknown>;
 
 /** What read.ts's ReadContext holds that a path read uses. */
 export interface PathReadContext {
@@ -23,8 +32,34 @@ export interface PathReadContext {
 }
 
 /**
- * A read of a resource path (./path.ts): its query read like any other, in one statement, then the
- * value the path names taken out of the answer.
+ * Where the parts of a path's answer sit in the answer of its query (the array of the one entity
+ * the path starts from, each navigation expanded in turn): each entity the path goes through, and
+ * the value it ends on (with a collection's inline count, a property's entity's id).
+ */
+function partsOf(path: ResourcePath): { entities: JsonPath[]; value: JsonPath; extra?: JsonPath } {
+  const entities: JsonPath[] = [["0"]];
+  const ends =
+    path.answer === "collection" || path.answer === "count" ? path.steps.length - 1 : path.steps.length;
+  for (const step of path.steps.slice(0, ends)) {
+    const { name, cardinality } = step.navigation;
+    // A navigation to many with a key is an array of at most that one entity.
+    entities.push([
+      ...(entities[entities.length - 1] as JsonPath),
+      name,
+      ...(cardinality === "many" ? ["0"] : []),
+    ]);
+  }
+  const last = entities[entities.length - 1] as JsonPath;
+  if (path.answer === "property")
+    return { entities, value: [...last, path.property as string], extra: [...last, "id"] };
+  if (path.answer === "entity") return { entities, value: last };
+  const name = (path.steps[path.steps.length - 1] as ResourcePath["steps"][number]).navigation.name;
+  return { entities, value: [...last, name], extra: [...last, `${name}@odata.count`] };
+}
+
+/**
+ * A read of a resource path (./path.ts): its query read like any other, in one statement, which
+ * also takes out the value the path names, so the server passes it on unparsed.
  */
 export async function readPath(
   request: { readonly version: string; readonly url: string; readonly headers: NegotiationHeaders },
@@ -42,70 +77,65 @@ export async function readPath(
   const path = resourcePath(request.url, view);
   // The path's query is planned as v4 (a to-one expansion is an object, a link its bare id).
   const asked = fkPropertiesAsLinks(path.query, view);
-  const query = linksAsFkProperties(context.versions.toV6(request.version, asked), context.model);
-  const compiled = compileQuery(query, {
-    model: context.model,
-    permissions: context.permissions,
-    format: "v4",
-    limits: context.limits ?? defaultReadLimits,
-    ...(context.statementCaches ? { statementCache: context.statementCaches.queries } : {}),
-  });
-  const [root] = JSON.parse((await runRead(context.db, compiled)).json) as Row[];
-  if (!root) throw new NotFound("No entity has this key");
-  return answer(path, walk(path, root), `/${request.version}/$metadata`, v4);
-}
-
-/** What the path names in its query's answer: an entity (or null), a collection, or a count. */
-function walk(path: ResourcePath, root: Row): { value: unknown; count?: unknown } {
-  let value: unknown = root;
-  for (const [i, step] of path.steps.entries()) {
-    const parent = value as Row;
-    const name = step.navigation.name;
-    const last = i === path.steps.length - 1;
-    if (last && (path.answer === "count" || path.answer === "collection")) {
-      return { value: parent[name], count: parent[`${name}@odata.count`] };
-    }
-    const next = parent[name];
-    value = Array.isArray(next) ? next[0] : next;
-    if (value === undefined || (value === null && !(last && step.navigation.cardinality === "one"))) {
-      throw new NotFound(`No ${step.navigation.target} at this path`);
-    }
-    if (value === null) return { value };
-  }
-  return { value };
-}
-
-function answer(
-  path: ResourcePath,
-  found: { value: unknown; count?: unknown },
-  metadata: string,
-  v4: boolean,
-): Reply {
+  const translated = linksAsFkProperties(context.versions.toV6(request.version, asked), context.model);
+  const level = v4 ? metadataLevel(request.headers, request.url) : "minimal";
+  const root = view.resources.get(path.query.resource);
+  // A reference is its id whatever the level.
+  const full = level === "full" && root && path.end !== "$ref";
+  const query = full ? withFullMetadata(translated, root, view) : translated;
+  const parts = partsOf(path);
+  const values = parts.extra ? [parts.value, parts.extra] : [parts.value];
+  const compiled = compileQuery(
+    { ...query, answer: { kind: "at", values, types: parts.entities } },
+    {
+      model: context.model,
+      permissions: context.permissions,
+      format: "v4",
+      limits: context.limits ?? defaultReadLimits,
+      ...(context.statementCaches ? { statementCache: context.statementCaches.queries } : {}),
+    },
+  );
+  const { at } = await runRead(context.db, compiled);
+  const [value = null, extra = null] = at?.values ?? [];
   const headers = v4 ? V4_HEADERS : {};
-  const { value } = found;
+  if (!found(path, at?.types ?? [])) return noContent(headers);
+  const metadata = `/${request.version}/$metadata#`;
+  const control = (fragment: string): V4Control => ({ context: `${metadata}${fragment}`, level });
   const set = path.resource.name;
-  if (path.answer === "count") return serializeCount(v4 ? "v4" : "pinejs", Number(value));
-  if (value === null) return noContent(headers);
-  if (path.answer === "property") {
-    const entity = value as Row;
-    const property = entity[path.property as string];
-    if (property === null || property === undefined) return noContent(headers);
-    if (path.end === "$value") {
-      const text = typeof property === "string" ? property : JSON.stringify(property);
-      return { contentType: "text/plain;charset=utf-8", body: text, headers };
-    }
-    return serializeV4(`${metadata}#${set}(${String(entity.id)})/${path.property}`, { value: property });
+  switch (path.answer) {
+    case "count":
+      return serializeCount(v4 ? "v4" : "pinejs", Number(value));
+    case "property":
+      if (value === null || value === "null") return noContent(headers);
+      if (path.end === "$value") {
+        const raw = value.startsWith('"') ? (JSON.parse(value) as string) : value;
+        return { contentType: "text/plain;charset=utf-8", body: raw, headers };
+      }
+      return serializeValue(control(`${set}(${extra})/${path.property}`), value);
+    case "collection":
+      return serializeCollection(
+        "v4",
+        control(path.end === "$ref" ? "Collection($ref)" : set),
+        value ?? "[]",
+        extra ?? undefined,
+      );
+    case "entity":
+      return serializeEntity(control(path.end === "$ref" ? "$ref" : `${set}/$entity`), value ?? "null");
   }
-  const ref = (entity: Row) => ({ "@odata.id": `${set}(${String(entity.id)})` });
-  if (path.answer === "collection") {
-    const rows = value as Row[];
-    const count = found.count === undefined ? {} : { "@odata.count": found.count };
-    return path.end === "$ref"
-      ? serializeV4(`${metadata}#Collection($ref)`, { ...count, value: rows.map(ref) })
-      : serializeV4(`${metadata}#${set}`, { ...count, value: rows });
+}
+
+/**
+ * Whether the path reaches its end, from the JSON types of the entities it goes through: 404 where
+ * one is missing, false (no content) for a null to-one navigation at the end.
+ */
+function found(path: ResourcePath, types: readonly (string | null)[]): boolean {
+  const [root, ...steps] = types;
+  if (root === null || root === undefined) throw new NotFound("No entity has this key");
+  for (const [i, type] of steps.entries()) {
+    const { navigation } = path.steps[i] as ResourcePath["steps"][number];
+    const endsHere = i === path.steps.length - 1 && navigation.cardinality === "one";
+    if (type === "null" && endsHere) return false;
+    if (type === null || type === "null") throw new NotFound(`No ${navigation.target} at this path`);
   }
-  const entity = value as Row;
-  return path.end === "$ref"
-    ? serializeV4(`${metadata}#$ref`, ref(entity))
-    : serializeV4(`${metadata}#${set}/$entity`, entity);
+  return true;
 }

@@ -14,7 +14,7 @@ import type { Model } from "../model/types.ts";
 import { notModified, withEtag } from "./etags.ts";
 import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
 import { type NegotiationHeaders, wantsV4 } from "./format.ts";
-import { atMetadataLevel, metadataLevel } from "./metadata-level.ts";
+import { type MetadataLevel, metadataLevel, withFullMetadata } from "./metadata-level.ts";
 import { maxPageSize, nextPageUrl, type Page, pageOf, pageOptions, readsOneMore } from "./paging.ts";
 import { parse } from "./parse/parse.ts";
 import { isResourcePath } from "./path.ts";
@@ -32,6 +32,8 @@ export interface UrlShapeRead extends ReadShape {
   readonly single: boolean;
   /** The page of a v4 read whose client set a page size (./paging.ts). */
   readonly page?: Page;
+  /** How much control information a v4 answer carries (`minimal` for pinejs's). */
+  readonly level: MetadataLevel;
 }
 
 /** Compiled reads by URL shape (./shape.ts): a hit skips parsing too. */
@@ -80,12 +82,13 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
           context.model,
         )
       : context.versions.toV6(request.version, asked);
+  const level = format === "v4" ? metadataLevel(request.headers, request.url) : "minimal";
   // An entity read by key carries its ETag (with its ETag header); with full metadata every entity.
-  const etags =
-    format === "v4" &&
-    !asked.count &&
-    (asked.key !== undefined || metadataLevel(request.headers, request.url) === "full");
-  const query = etags ? withEtag(translated) : translated;
+  const etags = format === "v4" && !asked.count && (asked.key !== undefined || level === "full");
+  const withEtags = etags ? withEtag(translated) : translated;
+  const view = context.versions.view(request.version).model;
+  const resource = view.resources.get(asked.resource);
+  const query = level === "full" && resource ? withFullMetadata(withEtags, resource, view) : withEtags;
   // The statement answers a v4 entity as its object and tells whether another page follows, so
   // either is passed on as it comes.
   const answered =
@@ -106,6 +109,7 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
     format,
     resource: asked.resource,
     single: asked.key !== undefined,
+    level,
     ...(page ? { page } : {}),
   };
 }
@@ -148,11 +152,7 @@ function compileByShape(request: ReadRequest, context: ReadContext): CompiledRea
  * skips straight to binding its literals into the statement of that shape.
  */
 export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
-  const reply = await readReply(request, context);
-  if (!reply.contentType.includes("odata.metadata=")) return reply;
-  const level = metadataLevel(request.headers, request.url);
-  const shaped = atMetadataLevel(reply, level, context.versions.view(request.version).model);
-  return notModified(shaped, request.headers["if-none-match"]);
+  return notModified(await readReply(request, context), request.headers["if-none-match"]);
 }
 
 async function readReply(request: ReadRequest, context: ReadContext): Promise<Reply> {
@@ -160,21 +160,20 @@ async function readReply(request: ReadRequest, context: ReadContext): Promise<Re
   const read = compileByShape(request, context);
   const { json, count, more, etag } = await runRead(context.db, read);
   if (read.kind === "count") return serializeCount(read.format, count ?? 0);
-  const metadata = `/${request.version}/$metadata#${read.resource}`;
+  const control = { context: `/${request.version}/$metadata#${read.resource}`, level: read.level };
   // OData v4: a key names one entity (pinejs wire: still an array, {"d":[]} for a miss).
   if (read.format === "v4" && read.single) {
-    const reply = serializeEntity(metadata, json);
-    return etag === undefined ? reply : { ...reply, headers: { ...reply.headers, etag } };
+    return serializeEntity({ ...control, context: `${control.context}/$entity` }, json, etag);
   }
   if (read.page) {
     const nextLink = more
       ? `${request.origin ?? ""}/${request.version}${nextPageUrl(request.url, read.page)}`
       : undefined;
-    const reply = serializeCollection(read.format, metadata, json, count, nextLink);
+    const reply = serializeCollection(read.format, control, json, count, nextLink);
     return {
       ...reply,
       headers: { ...reply.headers, "preference-applied": `odata.maxpagesize=${read.page.size}` },
     };
   }
-  return serializeCollection(read.format, metadata, json, count);
+  return serializeCollection(read.format, control, json, count);
 }

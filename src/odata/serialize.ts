@@ -1,5 +1,6 @@
 import type { Format } from "../core/plan-types.ts";
 import { NotFound } from "../errors.ts";
+import type { MetadataLevel } from "./metadata-level.ts";
 
 export interface Reply {
   /** 200 unless said: 204 for a null value of a path (OData v4 Protocol §11.2.6). */
@@ -11,29 +12,44 @@ export interface Reply {
 }
 
 const json = "application/json";
-const v4Json = `${json};odata.metadata=minimal`;
 export const V4_HEADERS = { "odata-version": "4.0" } as const;
+
+/** What a v4 answer says of itself: its context URL, which `odata.metadata=none` leaves out. */
+export interface V4Control {
+  readonly context: string;
+  readonly level: MetadataLevel;
+}
+
+/** A v4 body: its context (unless the level is `none`), then `members`, each written as JSON text. */
+function v4Reply(control: V4Control, members: readonly string[]): Reply {
+  const context = control.level === "none" ? [] : [`"@odata.context":${JSON.stringify(control.context)}`];
+  return {
+    contentType: `${json};odata.metadata=${control.level}`,
+    body: `{${[...context, ...members].join(",")}}`,
+    headers: V4_HEADERS,
+  };
+}
 
 /** Wraps the JSON array text the database produced in the envelope of the wire format; nothing is re-parsed. */
 export function serializeCollection(
   format: Format,
-  context: string,
+  control: V4Control,
   rows: string,
-  count: number | undefined,
+  count: number | string | undefined,
   nextLink?: string,
 ): Reply {
-  const countMember = count === undefined ? "" : `,"@odata.count":${count}`;
+  const countMember = count === undefined ? [] : [`"@odata.count":${count}`];
   if (format === "v4") {
-    const nextLinkMember = nextLink === undefined ? "" : `,"@odata.nextLink":${JSON.stringify(nextLink)}`;
-    return {
-      contentType: v4Json,
-      body: `{"@odata.context":${JSON.stringify(context)}${countMember}${nextLinkMember},"value":${rows}}`,
-      headers: V4_HEADERS,
-    };
+    const nextLinkMember = nextLink === undefined ? [] : [`"@odata.nextLink":${JSON.stringify(nextLink)}`];
+    return v4Reply(control, [...countMember, ...nextLinkMember, `"value":${rows}`]);
   }
   // pinejs wire: {"d":[…]} for collections and for a key (a miss is {"d":[]}).
-  return { contentType: json, body: `{"d":${rows}${countMember}}`, headers: {} };
+  return { contentType: json, body: `{"d":${[rows, ...countMember].join(",")}}`, headers: {} };
 }
+
+/** OData v4 JSON §10.14: a property's value (JSON text), under `value`. */
+export const serializeValue = (control: V4Control, value: string): Reply =>
+  v4Reply(control, [`"value":${value}`]);
 
 export function serializeCount(format: Format, count: number): Reply {
   return format === "v4"
@@ -42,26 +58,20 @@ export function serializeCount(format: Format, count: number): Reply {
 }
 
 /**
- * OData v4 JSON §10.4: one entity (the JSON object text the database produced, or null), its
- * context first, ending in `/$entity`; a key that matches nothing is 404.
+ * OData v4 JSON §10.4: one entity (the JSON object text the database produced, or null) after its
+ * context; a key that matches nothing is 404. Its ETag, when read, is the entity's first member
+ * (./etags.ts `withEtag`) and goes in the header too; `odata.metadata=none` keeps only the header.
  */
-export function serializeEntity(context: string, entity: string): Reply {
+export function serializeEntity(control: V4Control, entity: string, etag?: string): Reply {
   if (entity === "null") throw new NotFound("No entity has this key");
-  const members = entity === "{}" ? "}" : `,${entity.slice(1)}`;
-  return {
-    contentType: v4Json,
-    body: `{"@odata.context":${JSON.stringify(`${context}/$entity`)}${members}`,
-    headers: V4_HEADERS,
-  };
-}
-
-/** A v4 JSON body with its context first (JSON Format §4.5.1). */
-export function serializeV4(context: string, members: Record<string, unknown>): Reply {
-  return {
-    contentType: v4Json,
-    body: JSON.stringify({ "@odata.context": context, ...members }),
-    headers: V4_HEADERS,
-  };
+  const etagMember = etag === undefined ? undefined : `{"@odata.etag":${JSON.stringify(etag)}`;
+  const dropped =
+    control.level === "none" && etagMember !== undefined && entity.startsWith(etagMember)
+      ? entity.slice(etagMember.length).replace(/^,/, "")
+      : entity.slice(1);
+  const members = dropped === "}" ? [] : [dropped.slice(0, -1)];
+  const reply = v4Reply(control, members);
+  return etag === undefined ? reply : { ...reply, headers: { ...reply.headers, etag } };
 }
 
 /** No value: a null property or to-one navigation at the end of a path. */

@@ -1,14 +1,16 @@
 import type { Statement } from "../../db/database.ts";
-import { type Fragment, ident, param, sql, toStatement } from "../../db/sql.ts";
+import { type Fragment, ident, join, param, sql, toStatement } from "../../db/sql.ts";
 import type { WriteTargetPlan } from "../plan.ts";
 import type { Planned, ReadPlan, TableRef } from "../plan-types.ts";
+import type { JsonPath } from "../query.ts";
 import { guardedWhere, noJoins, withPathJoins } from "./expr.ts";
 import { countOf, keyedRows, pageJson, rowsJson } from "./select.ts";
 
 /**
  * A read plan → exactly one SQL statement. A collection yields one row `{ body, count? }` where body is
  * the JSON array text of the entities (with a page size, `{ body, more, count? }`; an entity by key,
- * `{ body, etag? }` with body its object or null); `/$count` yields `{ count }`.
+ * `{ body, etag? }` with body its object or null; parts of it, `{ value0…, type0… }`); `/$count`
+ * yields `{ count }`.
  */
 export function compileRead(plan: ReadPlan): Statement {
   if (plan.kind === "count") {
@@ -32,6 +34,15 @@ export function compileRead(plan: ReadPlan): Statement {
     return toStatement(
       sql`SELECT e.entity::text AS body${etagColumn} FROM (SELECT (${entity}) AS entity) AS e`,
     );
+  }
+  if (answer?.kind === "at") {
+    const at = (path: JsonPath) => sql`a.rows #> ${param(path, "text[]")}`;
+    const columns = [
+      ...answer.values.map((path, i) => sql`(${at(path)})::text AS ${ident(`value${i}`)}`),
+      ...answer.types.map((path, i) => sql`json_typeof(${at(path)}) AS ${ident(`type${i}`)}`),
+    ];
+    const rows = rowsJson(plan.select, plan.format, undefined, "array");
+    return toStatement(sql`SELECT ${join(columns, ", ")} FROM (SELECT (${rows}) AS rows) AS a`);
   }
   const count = plan.select.inlineCount ? sql`, ${countOf(plan.select, undefined)} AS count` : sql``;
   if (answer?.kind === "page") {

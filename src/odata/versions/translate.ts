@@ -101,6 +101,8 @@ export class VersionTranslator {
         .filter((field) => field.selectedByDefault)
         .map((field) => field.name);
     const select: SelectItem[] = names.map((item) => {
+      // A constant, an ETag or an entity's id between texts reads no field by name.
+      if (typeof item !== "string" && !("path" in item)) return item;
       const name = typeof item === "string" ? item : item.as;
       if (!place.resource.fields.has(name) && place.resource.navigations.has(name)) {
         throw new BadRequest(`'${name}' of ${place.resource.name} is a collection; use $expand=${name}`);
