@@ -38,13 +38,13 @@ export function serializeCollection(
   count: number | string | undefined,
   nextLink?: string,
 ): Reply {
-  const countMember = count === undefined ? [] : [`"@odata.count":${count}`];
+  const countMember = count === undefined ? "" : `"@odata.count":${count}`;
   if (format === "v4") {
     const nextLinkMember = nextLink === undefined ? [] : [`"@odata.nextLink":${JSON.stringify(nextLink)}`];
-    return v4Reply(control, [...countMember, ...nextLinkMember, `"value":${rows}`]);
+    return v4Reply(control, [...(countMember ? [countMember] : []), ...nextLinkMember, `"value":${rows}`]);
   }
   // pinejs wire: {"d":[…]} for collections and for a key (a miss is {"d":[]}).
-  return { contentType: json, body: `{"d":${[rows, ...countMember].join(",")}}`, headers: {} };
+  return { contentType: json, body: `{"d":${rows}${countMember && `,${countMember}`}}`, headers: {} };
 }
 
 /** OData v4 JSON §10.14: a property's value (JSON text), under `value`. */
