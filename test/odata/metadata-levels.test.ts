@@ -159,6 +159,19 @@ describe.each(databaseKinds)("odata.metadata levels on %s", (kind) => {
     return model.resources.get(navigation?.target as string) as Resource;
   }
 
+  it("full: an entity's id and links even when $select leaves out id", async () => {
+    const id = ids.get("device");
+    const response = await get(`/v6/device(${id})?$select=device_name`, "full");
+    expect(response.statusCode, response.body).toBe(200);
+    const entity = JSON.parse(response.body) as Row;
+    expect(entity).toMatchObject({
+      "@odata.id": `device(${id})`,
+      "@odata.editLink": `device(${id})`,
+      "device_tag@odata.navigationLink": `device(${id})/device_tag`,
+    });
+    expect(entity).not.toHaveProperty("id");
+  });
+
   it("full and none answer as the minimal answer annotated in JavaScript would", async () => {
     await fc.assert(
       fc.asyncProperty(readOf, async (read) => {
