@@ -65,11 +65,12 @@ export function serializeCount(format: Format, count: number): Reply {
 export function serializeEntity(control: V4Control, entity: string, etag?: string): Reply {
   if (entity === "null") throw new NotFound("No entity has this key");
   const etagMember = etag === undefined ? undefined : `{"@odata.etag":${JSON.stringify(etag)}`;
-  const dropped =
+  // The entity's members as text, after its `{` (at `none`, after its ETag member too).
+  const rest =
     control.level === "none" && etagMember !== undefined && entity.startsWith(etagMember)
       ? entity.slice(etagMember.length).replace(/^,/, "")
       : entity.slice(1);
-  const members = dropped === "}" ? [] : [dropped.slice(0, -1)];
+  const members = rest === "}" ? [] : [rest.slice(0, -1)];
   const reply = v4Reply(control, members);
   return etag === undefined ? reply : { ...reply, headers: { ...reply.headers, etag } };
 }
