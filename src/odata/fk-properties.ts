@@ -141,7 +141,7 @@ function outputOptions(
   const select: SelectItem[] = [];
   for (const item of items) {
     // A constant (GraphQL's `__typename`), an ETag or an OData id is no property of the model.
-    if (typeof item !== "string" && ("constant" in item || "etag" in item || "idBetween" in item)) {
+    if (typeof item !== "string" && !("path" in item)) {
       select.push(item);
       continue;
     }

@@ -29,11 +29,12 @@ const isEtag = (item: SelectItem): boolean => typeof item !== "string" && "etag"
  * A translated v4 query (v6 names, each output under the name of the requested version) that also
  * reads each entity's control information of full metadata, at every level of its expansions:
  * `@odata.type`, `@odata.id`, its `@odata.etag` when the query reads one, `@odata.editLink`, then
- * its properties, then a navigation link for each navigation (JSON Format §4.5). `resource` is the
- * query's resource in the requested version's `view`, whose names the annotations carry.
+ * its properties, then a navigation link for each navigation (JSON Format §4.5). `resource` names
+ * the query's resource in the requested version's `view`, whose names the annotations carry.
  */
-export function withFullMetadata(query: ODataQuery, resource: Resource, view: Model): ODataQuery {
-  return { ...query, options: fullOptions(query.options, resource, view) };
+export function withFullMetadata(query: ODataQuery, resource: string, view: Model): ODataQuery {
+  const viewed = view.resources.get(resource);
+  return viewed ? { ...query, options: fullOptions(query.options, viewed, view) } : query;
 }
 
 function fullOptions(options: QueryOptions, resource: Resource, view: Model): QueryOptions {

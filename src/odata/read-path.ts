@@ -79,10 +79,9 @@ export async function readPath(
   const asked = fkPropertiesAsLinks(path.query, view);
   const translated = linksAsFkProperties(context.versions.toV6(request.version, asked), context.model);
   const level = v4 ? metadataLevel(request.headers, request.url) : "minimal";
-  const root = view.resources.get(path.query.resource);
   // A reference is its id whatever the level.
-  const full = level === "full" && root && path.end !== "$ref";
-  const query = full ? withFullMetadata(translated, root, view) : translated;
+  const full = level === "full" && path.end !== "$ref";
+  const query = full ? withFullMetadata(translated, path.query.resource, view) : translated;
   const parts = partsOf(path);
   const values = parts.extra ? [parts.value, parts.extra] : [parts.value];
   const compiled = compileQuery(

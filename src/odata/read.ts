@@ -72,13 +72,11 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
       ? pageOf(parsed.options, maxPageSize(request.headers.prefer))
       : undefined;
   const asked = page ? { ...parsed, options: pageOptions(parsed.options, page) } : parsed;
+  const view = context.versions.view(request.version).model;
   const translated =
     format === "v4"
       ? linksAsFkProperties(
-          context.versions.toV6(
-            request.version,
-            fkPropertiesAsLinks(asked, context.versions.view(request.version).model),
-          ),
+          context.versions.toV6(request.version, fkPropertiesAsLinks(asked, view)),
           context.model,
         )
       : context.versions.toV6(request.version, asked);
@@ -86,9 +84,7 @@ function compile(request: ReadRequest, context: ReadContext): CompiledRead & Url
   // An entity read by key carries its ETag (with its ETag header); with full metadata every entity.
   const etags = format === "v4" && !asked.count && (asked.key !== undefined || level === "full");
   const withEtags = etags ? withEtag(translated) : translated;
-  const view = context.versions.view(request.version).model;
-  const resource = view.resources.get(asked.resource);
-  const query = level === "full" && resource ? withFullMetadata(withEtags, resource, view) : withEtags;
+  const query = level === "full" ? withFullMetadata(withEtags, asked.resource, view) : withEtags;
   // The statement answers a v4 entity as its object and tells whether another page follows, so
   // either is passed on as it comes.
   const answered =
