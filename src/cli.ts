@@ -5,6 +5,7 @@
 import { Command } from "commander";
 import packageJson from "../package.json" with { type: "json" };
 import { addDeviceCommands } from "./commands/device-commands.ts";
+import { readEnvFile } from "./commands/env-file.ts";
 import { failureMessage } from "./commands/failure-message.ts";
 import { documented } from "./commands/help.ts";
 import { addServerCommands } from "./commands/server-commands.ts";
@@ -31,6 +32,7 @@ documented(
 // Without a command, the help is the answer, not an error.
 const argv = process.argv.length > 2 ? process.argv : [...process.argv, "--help"];
 try {
+  readEnvFile();
   await program.parseAsync(argv);
 } catch (error) {
   // What a command's work threw (commander exits by itself on a bad command line).

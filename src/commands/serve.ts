@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import packageJson from "../../package.json" with { type: "json" };
@@ -13,7 +14,10 @@ import { buildModel } from "../model/registry.ts";
 import type { Model } from "../model/types.ts";
 import { type AdminOrigin, baseUrl, databaseInUse, startBanner } from "./banner.ts";
 import { listenForCommands } from "./control-server.ts";
+import { envFile } from "./env-file.ts";
+import { failureMessage } from "./failure-message.ts";
 import { releaseFreedMemory } from "./memory-release.ts";
+import { checkPortFree, listenFailure } from "./port-check.ts";
 
 // Milliseconds since the process started, for the start-up line in the log.
 const since = () => Math.round(performance.now());
@@ -28,6 +32,18 @@ export async function run(): Promise<void> {
     config.LOG_LEVEL,
     terminal ? (await import("./pretty-log.ts")).prettyDestination() : undefined,
   );
+  try {
+    await serve(config, logger, terminal);
+  } catch (error) {
+    // The log's last line says the server stopped, and why (the CLI prints the message too).
+    logger.error({ reason: failureMessage(error, config.DATABASE_URL) }, "stopped");
+    throw error;
+  }
+}
+
+async function serve(config: Config, logger: Logger, terminal: boolean): Promise<void> {
+  if (existsSync(envFile)) logger.info({ file: envFile }, "settings read from .env");
+  await checkPortFree(config.HOST, config.PORT);
   const model = buildModel();
   // The database opens (PGlite compiles its WebAssembly off the main thread; PostgreSQL forks a
   // backend) while the HTTP side's modules load: neither waits for the other.
@@ -46,7 +62,7 @@ export async function run(): Promise<void> {
   await app.listen({ host: config.HOST, port: config.PORT }).catch(async (error) => {
     await commands?.close();
     await db.close();
-    throw error;
+    throw listenFailure(error, config.HOST, config.PORT) ?? error;
   });
   logger.info({ startupMs: { modules: loaded, database: databaseReady, listening: since() } }, "started");
   // What the start's own work freed (migrations, the catalogue, PGlite's compilation), and from then on.
@@ -74,6 +90,7 @@ export async function run(): Promise<void> {
     await Promise.all([app.close(), commands?.close()]);
     clearTimeout(grace);
     await db.close();
+    logger.info({ signal }, "stopped");
     process.exit(0);
   };
   process.once("SIGTERM", () => void stop("SIGTERM"));

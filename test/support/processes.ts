@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
+export const fleetgateBin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 
 /** A `fleetgate` process that has said it is ready. */
 export interface Spawned<T> {
@@ -26,10 +26,13 @@ export function spawnFleetgate<T>(
     readonly timeoutMs: number;
     readonly ready: (stdout: string) => T | undefined;
     readonly env?: NodeJS.ProcessEnv;
+    /** The directory it runs in (where it looks for `.env`); the test's own by default. */
+    readonly cwd?: string;
   },
 ): Promise<Spawned<T>> {
-  const child = spawn(process.execPath, [bin, ...args], {
+  const child = spawn(process.execPath, [fleetgateBin, ...args], {
     env: options.env ?? process.env,
+    cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -75,10 +78,14 @@ export interface RunningServer {
 }
 
 /** Starts `fleetgate serve` on a free loopback port and resolves once it listens. */
-export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string>,
+  options: { readonly cwd?: string } = {},
+): Promise<RunningServer> {
   const { child, ready, exited, stdout, stderr } = await spawnFleetgate(["serve"], {
     what: "server",
     timeoutMs: 30_000,
+    cwd: options.cwd,
     env: { ...process.env, HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
     ready: (out) => /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1],
   });
