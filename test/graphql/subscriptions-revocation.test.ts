@@ -188,7 +188,10 @@ describe.each(databaseKinds)("a subscription's credential on %s", (kind) => {
     expect(joined.status, joined.raw).toBe(201);
     const stream = await watching(kim.token, fleet);
     const everything = await watching(server.adminKey, fleet);
-    const left = await send("DELETE", `/v6/organization_membership?$filter=user eq ${kim.id}`);
+    const left = await send(
+      "DELETE",
+      `/v6/organization_membership?$filter=user eq ${kim.id} and is_member_of__organization eq ${await organizationOf("owner")}`,
+    );
     expect(left.status, left.raw).toBe(200);
     const appName = await rename(fleet);
     await everything.until((r) => r.data?.fleetChanged.appName === appName, "the admin sees it");

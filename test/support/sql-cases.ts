@@ -254,8 +254,9 @@ async function buildFixture(db: Database, inject: Inject, admin: string) {
     created("user", { username, email: `${username}@example.com`, password: `password-${username}` });
   const alice = await user("alice");
   const outsider = await user("outsider");
-  // outsider leaves their personal organization: they belong to none, and see only what is public.
-  await call("DELETE", `/v6/organization_membership?$filter=user eq ${outsider}`, undefined, 200);
+  // outsider's personal organization goes (an organization keeps an administrator, so they cannot
+  // just leave it): they belong to none, and see only what is public.
+  await call("DELETE", "/v6/organization?$filter=handle eq 'outsider'", undefined, 200);
   const acme = await created("organization", { name: "Acme", handle: "acme" });
   await created("organization_membership", { user: alice, is_member_of__organization: acme, role: "member" });
   const sensors = await created("application", {

@@ -61,12 +61,14 @@ async function checkArchitecture(ids: readonly number[], context: RuleContext): 
 
 /**
  * What balena does with reported fields a user writes (open-balena-api
- * src/features/devices/hooks/defaults-validation.ts): `is_online` stamps the connectivity event, and
+ * src/features/devices/hooks/defaults-validation.ts): `is_online` stamps the connectivity event
+ * unless the write gives it, and
  * an `os_version` without `os_variant` gives the variant its "(…)" suffix names.
  */
 function withReportedFields(values: Values): Values {
   const columns: Values = new Map(values);
-  if (typeof values.get("is_online") === "boolean") {
+  // (balena stamps it only when the write does not say when: a reported event keeps its time.)
+  if (typeof values.get("is_online") === "boolean" && values.get("last_connectivity_event") == null) {
     columns.set("last_connectivity_event", new Date().toISOString());
   }
 

@@ -1,7 +1,7 @@
 import { param, sql, toStatement } from "../../../db/sql.ts";
 import { BadRequest } from "../../../errors.ts";
 import { checkCreatable } from "../candidates.ts";
-import { columnDefault } from "../statements.ts";
+import { columnDefault, ids as idList } from "../statements.ts";
 import type { Values } from "../values.ts";
 import type { ResourceRules, RuleContext } from "./types.ts";
 
@@ -81,6 +81,32 @@ async function withMember(columns: Values, context: RuleContext): Promise<Values
   return resolved;
 }
 
+/** balena's rule, word for word: balena-sdk's own tests expect the text. */
+const lastAdministrator =
+  'It is necessary that each organization that is active, includes at least one organization membership that has an organization membership role that has a name (Auth) that is equal to "administrator"';
+
+/**
+ * Refuses a write that would leave an organization without an administrator: the memberships `ids`
+ * are deleted, or stop being administrators. The organizations are locked first, so two writes that
+ * each remove one of two administrators are checked one after the other (the second, in a statement
+ * of its own, sees the first's change) and never both pass.
+ */
+async function keepAnAdministrator(ids: readonly number[], context: RuleContext): Promise<void> {
+  const organizations = sql`SELECT m."is_member_of__organization" FROM "organization_membership" m WHERE m."id" = ANY(${idList(ids)})`;
+  await context.tx.query(
+    toStatement(
+      sql`SELECT o."id" FROM "organization" o WHERE o."id" IN (${organizations}) ORDER BY o."id" FOR UPDATE`,
+    ),
+  );
+  const [orphaned] = await context.tx.query<{ id: number }>(
+    toStatement(sql`SELECT o."id" FROM "organization" o WHERE o."id" IN (${organizations})
+      AND NOT EXISTS (SELECT 1 FROM "organization_membership" m WHERE m."is_member_of__organization" = o."id"
+        AND m."organization_membership_role" = ${administratorRole} AND NOT m."id" = ANY(${idList(ids)}))
+      LIMIT 1`),
+  );
+  if (orphaned) throw new BadRequest(lastAdministrator);
+}
+
 export const membershipRules: ResourceRules = {
   resolvesLinks: ["user"],
   coercions: {
@@ -91,5 +117,13 @@ export const membershipRules: ResourceRules = {
     },
   },
   prepareCreate: async (values, context) => withMember(await storedColumns(values, context), context),
-  prepareUpdate: (values, _ids, context) => storedColumns(values, context),
+  async prepareUpdate(values, ids, context) {
+    const columns = await storedColumns(values, context);
+    const role = columns.get("organization_membership_role");
+    // A role restored to the column's default (a PUT without it) is the member role (schema.prisma).
+    if (role !== undefined && (role === columnDefault || role !== (await roleId("owner", context))))
+      await keepAnAdministrator(ids, context);
+    return columns;
+  },
+  beforeDelete: (ids, context) => keepAnAdministrator(ids, context),
 };
