@@ -253,7 +253,7 @@ async function buildFixture(db: Database, inject: Inject, admin: string) {
   const user = (username: string) =>
     created("user", { username, email: `${username}@example.com`, password: `password-${username}` });
   const alice = await user("alice");
-  const outsider = await user("outsider");
+  await user("outsider");
   // outsider's personal organization goes (an organization keeps an administrator, so they cannot
   // just leave it): they belong to none, and see only what is public.
   await call("DELETE", "/v6/organization?$filter=handle eq 'outsider'", undefined, 200);
