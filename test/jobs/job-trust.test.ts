@@ -195,6 +195,8 @@ describe.each(databaseKinds)("command jobs act with their sender's current right
     expect(response.statusCode, response.body).toBe(202);
     const job = await finishedJob((JSON.parse(response.body) as Job).id);
     expect(job).toMatchObject({
+      // Issue 45: devices not called are no successes (README "Commands as jobs").
+      status: "partially_failed",
       targeted_count: 3,
       done_count: 3,
       ok_count: 1,
@@ -206,6 +208,38 @@ describe.each(databaseKinds)("command jobs act with their sender's current right
     expect(resultOf(job, first as number)).toMatchObject({ status: "ok", status_code: 200 });
     for (const lost of devices.filter((device) => device !== first)) {
       expect(resultOf(job, lost)).toMatchObject({ status: "skipped", status_code: null, error: "forbidden" });
+      expect(calls.get(lost)).toBeUndefined();
+    }
+  });
+
+  it("ends failed, not succeeded, when its sender lost every device before one was called", async () => {
+    const blocker = await fleetOf("blocking-fleet", 1);
+    const { fleet, devices } = await fleetOf("lost-fleet", 2);
+    // One lane at a time in this instance: while the blocking job's device is called, the second
+    // job is sent and its devices move away, before its lane can claim any of them.
+    let second: number | undefined;
+    atFirstCall = async () => {
+      const sent = await submit("/v1/blink", { appId: fleet }, bearer(world.creds.alice));
+      expect(sent.statusCode, sent.body).toBe(202);
+      second = (JSON.parse(sent.body) as Job).id;
+      await moveToOrganizationB(devices);
+    };
+    const response = await submit("/v1/blink", { appId: blocker.fleet }, bearer(world.creds.alice));
+    expect(response.statusCode, response.body).toBe(202);
+    expect(await finishedJob((JSON.parse(response.body) as Job).id)).toMatchObject({ status: "succeeded" });
+    expect(second).toBeDefined();
+    const job = await finishedJob(second as number);
+    expect(job).toMatchObject({
+      status: "failed",
+      targeted_count: 2,
+      done_count: 2,
+      ok_count: 0,
+      failed_count: 0,
+      skipped_count: 2,
+      pending_count: 0,
+    });
+    for (const lost of devices) {
+      expect(resultOf(job, lost)).toMatchObject({ status: "skipped", error: "forbidden" });
       expect(calls.get(lost)).toBeUndefined();
     }
   });
