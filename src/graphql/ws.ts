@@ -9,12 +9,14 @@ import { WebSocketServer } from "ws";
 import type { Caller } from "../auth/caller.ts";
 import { newUnitOfWork, withUnitOfWork } from "../db/unit-of-work.ts";
 import type { GraphQLContext, ServerContext } from "./context.ts";
+import { connectionCredential } from "./ws-credential.ts";
 
 // GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`), on /graphql beside
 // HTTP and SSE: what Apollo Client, urql and Relay use for subscriptions by default. An operation
 // runs through the same yoga envelope (its plugins, limits, context) as an HTTP request, with the
 // credential the connection presented: its subscriptions are checked again and ended as SSE
-// streams are (graphql/live-caller.ts), and an invalid credential is refused, never anonymous.
+// streams are (graphql/live-caller.ts), and an invalid credential is refused, never anonymous, as
+// are two different ones (graphql/ws-credential.ts).
 
 type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
@@ -26,24 +28,14 @@ interface CredentialRequest {
 }
 
 /**
- * What the connection presented: `Authorization` (or `authorization`) in the client's
- * connectionParams, else the upgrade request's own header or `?apikey=` (browsers cannot set
- * headers on a WebSocket).
+ * A request that presents `token` (none: a guest's), as the caller's lookup reads requests: as
+ * `?apikey=`, which takes any token (a key or a session's JWT) exactly as it was given.
  */
-function credentialRequest(
-  params: Readonly<Record<string, unknown>> | undefined,
-  upgrade: IncomingMessage,
-  id: string,
-): CredentialRequest {
-  const given = params?.Authorization ?? params?.authorization;
-  const authorization = typeof given === "string" ? given : upgrade.headers.authorization;
-  const apikey = new URL(upgrade.url ?? "/", "http://localhost").searchParams.get("apikey") ?? undefined;
-  return {
-    id,
-    headers: authorization === undefined ? {} : { authorization },
-    query: apikey === undefined ? {} : { apikey },
-  };
-}
+const credentialRequest = (token: string | undefined, id: string): CredentialRequest => ({
+  id,
+  headers: {},
+  query: token === undefined ? {} : { apikey: token },
+});
 
 export interface WebSocketDeps {
   readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
@@ -63,16 +55,20 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
   useServer<Record<string, unknown>, { request?: CredentialRequest }>(
     {
       async onConnect(context) {
-        const request = credentialRequest(
+        const id = `ws-${++connections}`;
+        // The connection's one credential, from whichever places it presented it in
+        // (ws-credential.ts): an invalid one anywhere is 4401, two different ones 4403.
+        const credential = await connectionCredential(
           context.connectionParams,
           context.extra.request,
-          `ws-${++connections}`,
+          async (token) =>
+            (await deps.callerOf(credentialRequest(token, id) as unknown as FastifyRequest)) !== undefined,
         );
-        if (!(await deps.callerOf(request as unknown as FastifyRequest))) {
-          context.extra.socket.close(4401, "Unauthorized: the credential is invalid, revoked or expired");
+        if ("refused" in credential) {
+          context.extra.socket.close(credential.refused.code, credential.refused.reason);
           return false;
         }
-        requests.set(context, request);
+        requests.set(context, credentialRequest(credential.token, id));
         return true;
       },
       async onSubscribe(context, id, payload: SubscribePayload) {

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { redactUrl } from "../redact.ts";
@@ -13,11 +14,19 @@ export function noteActor(request: FastifyRequest, actor: number): void {
   actors.set(request, actor);
 }
 
+// What the log writes for a client address that is not an IP address: with TRUST_PROXY=true it is
+// X-Forwarded-For's text as the client wrote it, which could be anything, a credential included.
+export const NOT_AN_ADDRESS = "[not an address]";
+
+/** The client's address as fastify's request.ip gives it (after TRUST_PROXY), if it is one. */
+const addressOf = (request: FastifyRequest): string => (isIP(request.ip) === 0 ? NOT_AN_ADDRESS : request.ip);
+
 const isStream = (payload: unknown): boolean =>
   typeof (payload as { pipe?: unknown } | null)?.pipe === "function";
 
 /**
- * One log line per request with its id (`reqId`, as in `x-request-id`), method, URL (credentials
+ * One log line per request with its id (`reqId`, as in `x-request-id`), the client's address
+ * (`ip`: request.ip, so X-Forwarded-For's as TRUST_PROXY trusts it), method, URL (credentials
  * redacted), status, time, SQL statement count and the caller's actor id (when it had a valid
  * credential); the count is also sent as the `x-sql-statements` response header, for clients, tests
  * and benchmarks (counted by the unit of work, ./unit-of-work.ts).
@@ -30,6 +39,7 @@ export function useRequestLog(app: FastifyInstance, logger: Logger): void {
       logger.info(
         {
           reqId: request.id,
+          ip: addressOf(request),
           method: request.method,
           // `?apikey=` carries a credential: the query's credentials never reach the log.
           url: redactUrl(request.url),

@@ -195,6 +195,8 @@ describe.each(databaseKinds)("command jobs act with their sender's current right
     expect(response.statusCode, response.body).toBe(202);
     const job = await finishedJob((JSON.parse(response.body) as Job).id);
     expect(job).toMatchObject({
+      // Issue 45: devices not called are no successes (README "Commands as jobs").
+      status: "partially_failed",
       targeted_count: 3,
       done_count: 3,
       ok_count: 1,
@@ -208,6 +210,82 @@ describe.each(databaseKinds)("command jobs act with their sender's current right
       expect(resultOf(job, lost)).toMatchObject({ status: "skipped", status_code: null, error: "forbidden" });
       expect(calls.get(lost)).toBeUndefined();
     }
+  });
+
+  it("ends failed, not succeeded, when its sender lost every device before one was called", async () => {
+    const blocker = await fleetOf("blocking-fleet", 1);
+    const { fleet, devices } = await fleetOf("lost-fleet", 2);
+    // One lane at a time in this instance: while the blocking job's device is called, the second
+    // job is sent and its devices move away, before its lane can claim any of them.
+    let second: number | undefined;
+    atFirstCall = async () => {
+      const sent = await submit("/v1/blink", { appId: fleet }, bearer(world.creds.alice));
+      expect(sent.statusCode, sent.body).toBe(202);
+      second = (JSON.parse(sent.body) as Job).id;
+      await moveToOrganizationB(devices);
+    };
+    const response = await submit("/v1/blink", { appId: blocker.fleet }, bearer(world.creds.alice));
+    expect(response.statusCode, response.body).toBe(202);
+    expect(await finishedJob((JSON.parse(response.body) as Job).id)).toMatchObject({ status: "succeeded" });
+    expect(second).toBeDefined();
+    const job = await finishedJob(second as number);
+    expect(job).toMatchObject({
+      status: "failed",
+      targeted_count: 2,
+      done_count: 2,
+      ok_count: 0,
+      failed_count: 0,
+      skipped_count: 2,
+      pending_count: 0,
+    });
+    for (const lost of devices) {
+      expect(resultOf(job, lost)).toMatchObject({ status: "skipped", error: "forbidden" });
+      expect(calls.get(lost)).toBeUndefined();
+    }
+    // GraphQL's CommandJob says the same.
+    const read = await graphql<{ commandJob: unknown }>(
+      server,
+      `{ commandJob(id: ${second}) { status okCount failedCount skippedCount doneCount } }`,
+    );
+    expect(read.data?.commandJob).toEqual({
+      status: "failed",
+      okCount: 0,
+      failedCount: 0,
+      skippedCount: 2,
+      doneCount: 2,
+    });
+  });
+
+  it("counts each device refused without a call as failed, and no job of such devices succeeds", async () => {
+    const { fleet, devices } = await fleetOf("refused-fleet", 4);
+    const [answers, tooOld, noAddress, outside] = devices as [number, number, number, number];
+    // As their state reports leave them: a supervisor older than the endpoint (/v1/blink: 1.1.0), no
+    // address reported, an address outside PROXY_ALLOWED_NETWORKS (loopback and private by default).
+    for (const [device, change] of [
+      [tooOld, `"supervisor_version" = '1.0.0'`],
+      [noAddress, `"supervisor_api_address" = NULL`],
+      [outside, `"supervisor_api_address" = '192.0.2.10'`],
+    ] as const) {
+      await server.test.db.query({
+        text: `UPDATE "device" SET ${change} WHERE "id" = $1::int4`,
+        values: [device],
+      });
+    }
+    const all = await submit("/v1/blink", { appId: fleet }, bearer(world.creds.alice));
+    expect(all.statusCode, all.body).toBe(202);
+    const job = await finishedJob((JSON.parse(all.body) as Job).id);
+    expect(job).toMatchObject({ status: "partially_failed", done_count: 4, ok_count: 1, failed_count: 3 });
+    expect(resultOf(job, answers)).toMatchObject({ status: "ok" });
+    expect(resultOf(job, tooOld)).toMatchObject({ status: "failed", status_code: 501 });
+    expect(resultOf(job, noAddress)).toMatchObject({ status: "failed", status_code: 502 });
+    expect(resultOf(job, outside)).toMatchObject({ status: "failed", status_code: 502 });
+    for (const refused of [tooOld, noAddress, outside]) expect(calls.get(refused)).toBeUndefined();
+    // Without the device that answers: nothing was done.
+    await admin("DELETE", `/v6/device(${answers})`);
+    const none = await submit("/v1/blink", { appId: fleet }, bearer(world.creds.alice));
+    expect(none.statusCode, none.body).toBe(202);
+    const refusedJob = await finishedJob((JSON.parse(none.body) as Job).id);
+    expect(refusedJob).toMatchObject({ status: "failed", done_count: 3, ok_count: 0, failed_count: 3 });
   });
 
   it.each([

@@ -274,6 +274,13 @@ export async function runLane(
       }
       const slots = await deps.slots.take(Math.min(waiting.length, width - inFlight.size), signal);
       if (slots === 0) return;
+      // The wait for a slot (other lanes' devices in flight) may have outlasted the check: read the
+      // devices again before calling them. The head is the oldest check (claims are appended).
+      const first = waiting[0];
+      if (first && Date.now() - first.checkedAt > RECHECK_MS) {
+        deps.slots.give(slots);
+        continue;
+      }
       const calls = signal.aborted ? [] : waiting.splice(0, slots);
       deps.slots.give(slots - calls.length);
       call(calls);

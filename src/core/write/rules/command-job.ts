@@ -5,7 +5,18 @@ import { BadRequest } from "../../../errors.ts";
 import { ids as idList } from "../statements.ts";
 import type { ResourceRules } from "./types.ts";
 
-/** A job's statuses once none of its devices is pending or running: settleCommandJob sets them. */
+/**
+ * A job's statuses once none of its devices is pending or running: settleCommandJob sets them,
+ * by these rules (README "Commands as jobs"), in this order:
+ * 1. `cancelled`: the job was cancelled (through the API, or because its sender may send nothing
+ *    any more), whatever its devices did;
+ * 2. `succeeded`: every device answered below 400 (ok); none failed or was skipped;
+ * 3. `failed`: none did: each device failed (answered 400 or above, could not be reached, timed
+ *    out, its supervisor is too old, its address is outside the allowed networks, it was deleted)
+ *    or was skipped (its sender may no longer write it), or a mix of the two;
+ * 4. `partially_failed`: some devices answered below 400 and some failed or were skipped.
+ * A device that was not called is not a success: a job whose every device was skipped did nothing.
+ */
 export const finalJobStatuses = ["succeeded", "partially_failed", "failed", "cancelled"] as const;
 type FinalJobStatus = (typeof finalJobStatuses)[number];
 const finalStatus = (status: FinalJobStatus) => raw(`'${status}'`);
@@ -42,7 +53,8 @@ export type Announce = "always" | "changed" | "finished";
  * the job's lock (lockCommandJobs), so no other step moves the counts meanwhile, and passes only the
  * result rows its own statements changed (their RETURNING), so the counts stay exact without
  * counting the job's rows again. A job is done when none of its devices is pending or running:
- * cancelled if it was cancelled, else succeeded, failed or partially_failed by its devices.
+ * cancelled if it was cancelled, else succeeded, failed or partially_failed by its devices
+ * (finalJobStatuses' rules).
  */
 export async function settleCommandJob(
   tx: Executor,
@@ -65,7 +77,7 @@ export async function settleCommandJob(
         "status" = CASE
           WHEN n.pending > 0 THEN CASE WHEN n.ok + n.failed + n.skipped > 0 THEN 'running' ELSE n."status" END
           WHEN n."cancelled_at" IS NOT NULL THEN ${finalStatus("cancelled")}
-          WHEN n.failed = 0 THEN ${finalStatus("succeeded")}
+          WHEN n.failed + n.skipped = 0 THEN ${finalStatus("succeeded")}
           WHEN n.ok = 0 THEN ${finalStatus("failed")}
           ELSE ${finalStatus("partially_failed")} END,
         "finished_at" = CASE WHEN n.pending = 0 THEN coalesce(j."finished_at", now()) END
