@@ -23,7 +23,9 @@ export const PENDING_LEASE_MS = 60_000;
 /** Idle rows unused for this long are forgotten even below LOGIN_THROTTLE_MAX_KEYS. */
 export const IDLE_RETENTION_MS = 24 * 60 * 60_000;
 
-const kinds: readonly ThrottleKind[] = ["address", "pair", "username"];
+/** The kinds in the order every statement touches their rows (the primary key's). */
+export const ThrottleKinds: readonly ThrottleKind[] = ["address", "pair", "username"];
+const kinds = ThrottleKinds;
 const COLUMNS = `"kind", "key", "level", "at", "failed_at", "over_since", "blocked_until", "pending", "pending_until", "used_at"`;
 // Keys are $1–$3 and the time $4 in every statement of an attempt.
 const NOW = "$4::float8";
