@@ -12,7 +12,9 @@ import { KeyBox } from "./auth/key-box.ts";
 import { permissionsFor } from "./auth/policies.ts";
 import { callerOf, readerOf, requireCaller } from "./auth/request-caller.ts";
 import { signingSecret, storedSecret } from "./auth/secrets.ts";
-import { LoginThrottle, throttleOptionsFrom } from "./auth/throttle.ts";
+import { SharedLoginThrottle } from "./auth/shared-throttle.ts";
+import { throttleOptionsFrom } from "./auth/throttle.ts";
+import { ThrottleStore } from "./auth/throttle-store.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
 import type { ReadShape } from "./core/read.ts";
@@ -172,12 +174,19 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       done();
     }, done);
   });
-  accountRoutes(app, {
-    db: deps.db,
-    model: deps.model,
-    authenticator,
-    throttle: new LoginThrottle(throttleOptionsFrom(deps.config), metrics.logins),
-  });
+  // The login throttle counts in the database every instance shares; while it cannot, in memory.
+  const throttleOptions = throttleOptionsFrom(deps.config);
+  const throttle = new SharedLoginThrottle(
+    new ThrottleStore(
+      deps.db,
+      await storedSecret(deps.db, "login_throttle_secret", undefined),
+      throttleOptions,
+    ),
+    throttleOptions,
+    { ...metrics.logins, storeFailed: warnEvery(10_000, deps.logger) },
+  );
+  app.addHook("onClose", async () => throttle.close());
+  accountRoutes(app, { db: deps.db, model: deps.model, authenticator, throttle });
   odataRoutes(app, {
     db: deps.db,
     model: deps.model,
@@ -278,4 +287,14 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
 
   await app.ready();
   return app;
+}
+
+/** Says the login throttle's store failed, at most once per `intervalMs`: an outage fails every login. */
+function warnEvery(intervalMs: number, logger: Logger): (error: unknown) => void {
+  let saidAt = Number.NEGATIVE_INFINITY;
+  return (error) => {
+    if (Date.now() - saidAt < intervalMs) return;
+    saidAt = Date.now();
+    logger.warn({ err: error }, "login throttle: the database failed; this instance counts logins alone");
+  };
 }

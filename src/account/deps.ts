@@ -1,5 +1,5 @@
 import type { Authenticator } from "../auth/caller.ts";
-import type { LoginThrottle } from "../auth/throttle.ts";
+import type { Throttle } from "../auth/throttle.ts";
 import type { Database } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
 
@@ -8,6 +8,6 @@ export interface AccountDeps {
   readonly db: Database;
   readonly model: Model;
   readonly authenticator: Authenticator;
-  /** Failed logins per (username, address), per address and per username. */
-  readonly throttle: LoginThrottle;
+  /** Failed logins per (username, network), per address and per username. */
+  readonly throttle: Throttle;
 }

@@ -40,7 +40,7 @@ async function loggedIn(deps: AccountDeps, body: unknown, address: string): Prom
   const holder = await account(deps.db, username);
   // Failures count against the account, whether it was named by username or by e-mail; a login
   // that names no account counts under what was typed.
-  const attempt = deps.throttle.begin(holder?.username ?? username.toLowerCase(), address);
+  const attempt = await deps.throttle.begin(holder?.username ?? username.toLowerCase(), address);
   let user: Account | undefined;
   try {
     // An unknown login costs the same scrypt work as a wrong password, so timing reveals nothing.
@@ -48,8 +48,8 @@ async function loggedIn(deps: AccountDeps, body: unknown, address: string): Prom
     if (holder && valid) user = holder;
   } finally {
     // An error on the way counts as a failure: the throttle must not be a way around itself.
-    if (user) attempt.succeeded();
-    else attempt.failed();
+    if (user) await attempt.succeeded();
+    else await attempt.failed();
   }
   if (!user) throw new Unauthorized();
   return user;

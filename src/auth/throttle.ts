@@ -1,7 +1,5 @@
-import { createHash } from "node:crypto";
-import { isIPv6 } from "node:net";
 import type { Config } from "../config.ts";
-import { TooManyRequests } from "../errors.ts";
+import { addressKey, networkKey, usernameKey } from "./throttle-keys.ts";
 
 /**
  * How one kind of key is throttled: a leaky bucket of failures. Each failure adds one; the level
@@ -58,151 +56,113 @@ export function throttleOptionsFrom(config: Config): ThrottleOptions {
   };
 }
 
-interface Entry {
+/** What the throttle remembers of one key: the same in memory and in the `login_throttle` table. */
+export interface KeyState {
   /** Failures not yet drained, as of `at`. */
-  level: number;
-  at: number;
+  readonly level: number;
+  readonly at: number;
   /** The latest failure (-Infinity: none yet). */
-  failedAt: number;
+  readonly failedAt: number;
   /** The failure that last took the level over the free allowance (meaningful while it is over). */
-  overSince: number;
+  readonly overSince: number;
   /** No attempt for this key before this time. */
-  blockedUntil: number;
+  readonly blockedUntil: number;
   /** Attempts begun and not yet ended: their passwords are being checked right now. */
-  pending: number;
+  readonly pending: number;
 }
 
-function newEntry(now: number, pending: number): Entry {
+/** A key with nothing on record: no key at all. */
+export function freshState(now: number): KeyState {
   return {
     level: 0,
     at: now,
     failedAt: Number.NEGATIVE_INFINITY,
     overSince: now,
     blockedUntil: 0,
-    pending,
+    pending: 0,
   };
 }
 
-/** Failures of one kind of key (pair, address or username). */
-class Ledger {
-  private readonly entries = new Map<string, Entry>();
-
-  constructor(
-    private readonly allowance: Allowance,
-    private readonly options: ThrottleOptions,
-  ) {}
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  private level(entry: Entry, now: number): number {
-    return Math.max(0, entry.level - (now - entry.at) / this.allowance.drainMs);
-  }
-
-  /** Milliseconds this key must wait before another attempt; 0 when it may go ahead. */
-  waitMs(key: string, now: number): number {
-    const entry = this.entries.get(key);
-    if (!entry) return 0;
-    if (now < entry.blockedUntil) return entry.blockedUntil - now;
-    // Beyond the free allowance attempts go one at a time, so a burst of parallel guesses cannot
-    // all pass the check before the first of them has failed.
-    if (entry.pending > 0 && this.level(entry, now) + entry.pending >= this.allowance.free) return 1_000;
-    return 0;
-  }
-
-  /** When this key went over its free allowance, while it still is; undefined while it is not. */
-  overSince(key: string, now: number): number | undefined {
-    const entry = this.entries.get(key);
-    return entry && this.level(entry, now) > this.allowance.free ? entry.overSince : undefined;
-  }
-
-  /** No failure on record: all drained, and none at or after `since` (when given). */
-  clean(key: string, now: number, since = Number.POSITIVE_INFINITY): boolean {
-    const entry = this.entries.get(key);
-    return !entry || (this.level(entry, now) === 0 && entry.failedAt < since);
-  }
-
-  /** An attempt of this key is being checked right now. */
-  busy(key: string): boolean {
-    return (this.entries.get(key)?.pending ?? 0) > 0;
-  }
-
-  begin(key: string, now: number): void {
-    const entry = this.entries.get(key) ?? newEntry(now, 0);
-    entry.pending += 1;
-    this.touch(key, entry, now);
-  }
-
-  fail(key: string, now: number): void {
-    const entry = this.entries.get(key) ?? newEntry(now, 1);
-    entry.pending = Math.max(0, entry.pending - 1);
-    const before = this.level(entry, now);
-    if (before <= this.allowance.free) entry.overSince = now;
-    entry.level = before + 1;
-    entry.at = now;
-    entry.failedAt = now;
-    const over = Math.ceil(entry.level - this.allowance.free);
-    if (over > 0) {
-      const { baseDelayMs, maxDelayMs } = this.options;
-      entry.blockedUntil = now + Math.min(maxDelayMs, baseDelayMs * 2 ** (over - 1));
-    }
-    this.touch(key, entry, now);
-  }
-
-  /** The attempt succeeded: its failures are forgotten when `forgive`, else only the attempt ends. */
-  succeed(key: string, forgive: boolean): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    entry.pending = Math.max(0, entry.pending - 1);
-    if (forgive) {
-      entry.level = 0;
-      entry.blockedUntil = 0;
-    }
-    if (entry.level === 0 && entry.pending === 0 && entry.blockedUntil === 0) this.entries.delete(key);
-  }
-
-  /** Re-inserts, so the map's order is the order of last use and the sweep drops the stalest. */
-  private touch(key: string, entry: Entry, now: number): void {
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    if (this.entries.size > this.options.maxKeys) this.sweep(now);
-  }
-
-  private sweep(now: number): void {
-    for (const [key, entry] of this.entries) {
-      if (entry.pending === 0 && now >= entry.blockedUntil && this.level(entry, now) === 0)
-        this.entries.delete(key);
-    }
-    // Down to 90%, so the next sweep is a tenth of the capacity away.
-    for (const key of this.entries.keys()) {
-      if (this.entries.size <= this.options.maxKeys * 0.9) break;
-      this.entries.delete(key);
-    }
-  }
+export function drainedLevel(state: KeyState, allowance: Allowance, now: number): number {
+  return Math.max(0, state.level - (now - state.at) / allowance.drainMs);
 }
 
-/** Told of each failed login and each attempt refused with 429 (/metrics). */
-export interface ThrottleEvents {
-  readonly failed?: () => void;
-  readonly throttled?: () => void;
+/** Milliseconds this key must wait before another attempt; 0 when it may go ahead. */
+function keyWaitMs(state: KeyState | undefined, allowance: Allowance, now: number): number {
+  if (!state) return 0;
+  if (now < state.blockedUntil) return state.blockedUntil - now;
+  // Beyond the free allowance attempts go one at a time, so a burst of parallel guesses cannot
+  // all pass the check before the first of them has failed.
+  if (state.pending > 0 && drainedLevel(state, allowance, now) + state.pending >= allowance.free)
+    return 1_000;
+  return 0;
 }
 
-export interface LoginAttempt {
-  failed(now?: number): void;
-  succeeded(): void;
+/** When this key went over its free allowance, while it still is; undefined while it is not. */
+function overSince(state: KeyState | undefined, allowance: Allowance, now: number): number | undefined {
+  return state && drainedLevel(state, allowance, now) > allowance.free ? state.overSince : undefined;
+}
+
+/** No failure on record: all drained, and none at or after `since` (when given). */
+function clean(state: KeyState | undefined, allowance: Allowance, now: number, since = Infinity): boolean {
+  return !state || (drainedLevel(state, allowance, now) === 0 && state.failedAt < since);
 }
 
 /**
- * Throttles failed logins per (username, address) pair, per address and per username, with a
- * delay that grows with the failures instead of a lock. Unknown usernames are counted exactly like
- * known ones.
+ * The key after one more failure: one more in the bucket, and a wait once it is over the free
+ * allowance that doubles with each failure beyond it. src/auth/throttle-store.ts writes the same
+ * in SQL (test/auth/throttle-store.test.ts holds the two together).
+ */
+export function afterFailure(
+  state: KeyState,
+  allowance: Allowance,
+  options: ThrottleOptions,
+  now: number,
+): KeyState {
+  const before = drainedLevel(state, allowance, now);
+  const level = before + 1;
+  const over = Math.ceil(level - allowance.free);
+  return {
+    level,
+    at: now,
+    failedAt: now,
+    overSince: before <= allowance.free ? now : state.overSince,
+    blockedUntil:
+      over > 0
+        ? now + Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** (over - 1))
+        : state.blockedUntil,
+    pending: Math.max(0, state.pending - 1),
+  };
+}
+
+/** The three keys an attempt counts under. */
+export interface ThrottleKeys {
+  /** The username from one network (an IPv6 /48): one client guessing one account. */
+  readonly pair: string;
+  /** One address (an IPv6 /64), any usernames. */
+  readonly address: string;
+  readonly username: string;
+}
+
+export function throttleKeys(username: string, address: string): ThrottleKeys {
+  const user = usernameKey(username);
+  return { pair: `${networkKey(address)} ${user}`, address: addressKey(address), username: user };
+}
+
+export const throttleKinds = ["pair", "address", "username"] as const;
+export type ThrottleKind = (typeof throttleKinds)[number];
+
+/** What is on record for each of an attempt's keys (undefined: nothing). */
+export type AttemptStates = Readonly<Record<ThrottleKind, KeyState | undefined>>;
+
+/**
+ * Milliseconds an attempt must wait, from what its keys had on record before it; 0: it may go.
  *
  * The username's count cannot be allowed to lock the owner out: it fills from addresses the owner
  * has nothing to do with (about 40 addresses, each within its pair's allowance, fill the default
- * one; with IPv6 those are free), and one failure per wait would keep it full. So once a username is
- * over its allowance ("under attack"), its wait holds only *suspect* attempts, and an attempt from
- * an address with a clean record goes ahead:
+ * one), and one failure per wait would keep it full. So once a username is over its allowance
+ * ("under attack"), its wait holds only *suspect* attempts, and an attempt from an address with a
+ * clean record goes ahead:
  *
  * - suspect: the address has a failure on record (for any username), or the pair has one, or the
  *   pair failed at any time since the attack began (however long ago: it does not drain away while
@@ -210,111 +170,46 @@ export interface LoginAttempt {
  * - clean: none of these. The owner at their usual address, who has not mistyped lately, is clean,
  *   and logs in whatever the count says.
  *
- * Why an attacker gains little: a clean address gets one guess at the account, after which it is
+ * Why an attacker gains little: a clean network gets one guess at the account, after which it is
  * suspect for as long as the attack lasts, and waits as every address waited before. Each guess
  * adds one to the username's count, and the attack ends only once the count has drained below its
- * allowance (one failure per `username.drainMs`), so N fresh addresses buy N guesses once, and
- * keep the account under attack N drains longer, during which they get nothing more: over any
- * span the account yields about one guess per drain, as before, plus one per address the attacker
- * brings to the attack. Addresses are counted as the
- * pair and address ledgers count them: an IPv6 client by its /64, which one host usually holds
- * whole. The ledgers forget the oldest keys beyond `maxKeys`, so an attacker with more addresses
- * than that may bring some back clean. The pair and address allowances hold as before for every
- * address, clean or not. `request.ip` must be the client's (TRUST_PROXY behind a load balancer): an
- * address a client can choose is a fresh address per guess.
+ * allowance (one failure per `username.drainMs`), so N fresh networks buy N guesses once, and keep
+ * the account under attack N drains longer, during which they get nothing more: over any span the
+ * account yields about one guess per drain, as before, plus one per network the attacker brings to
+ * the attack. The pair counts an IPv6 client by its /48 (throttle-keys.ts `networkKey`), so every
+ * /64 of a /48 is the one network that already guessed. The address allowance and the address's
+ * own record count by /64. `request.ip` must be the client's (TRUST_PROXY behind a load balancer):
+ * an address a client can choose is a fresh address per guess.
  */
-export class LoginThrottle {
-  private readonly pairs: Ledger;
-  private readonly addresses: Ledger;
-  private readonly usernames: Ledger;
-
-  constructor(
-    readonly options: ThrottleOptions = defaultThrottleOptions,
-    private readonly events: ThrottleEvents = {},
-  ) {
-    this.pairs = new Ledger(options.pair, options);
-    this.addresses = new Ledger(options.address, options);
-    this.usernames = new Ledger(options.username, options);
-  }
-
-  /** Keys held, over the three kinds. */
-  get size(): number {
-    return this.pairs.size + this.addresses.size + this.usernames.size;
-  }
-
-  /**
-   * Refuses with 429 and Retry-After while the pair, the address or the username must wait;
-   * otherwise the attempt is in flight until `failed` or `succeeded` ends it.
-   */
-  begin(username: string, address: string, now = Date.now()): LoginAttempt {
-    const user = usernameKey(username);
-    const from = addressKey(address);
-    const pair = `${from} ${user}`;
-    const attackSince = this.usernames.overSince(user, now);
-    const clean =
-      this.pairs.clean(pair, now, attackSince) && !this.pairs.busy(pair) && this.addresses.clean(from, now);
-    const waitMs = Math.max(
-      this.pairs.waitMs(pair, now),
-      this.addresses.waitMs(from, now),
-      clean ? 0 : this.usernames.waitMs(user, now),
-    );
-    if (waitMs > 0) {
-      this.events.throttled?.();
-      throw new TooManyRequests("Too many failed logins; try again later", Math.ceil(waitMs / 1000));
-    }
-    this.pairs.begin(pair, now);
-    this.addresses.begin(from, now);
-    this.usernames.begin(user, now);
-    let ended = false;
-    const end = (work: () => void) => {
-      if (ended) return;
-      ended = true;
-      work();
-    };
-    return {
-      failed: (at = Date.now()) =>
-        end(() => {
-          this.events.failed?.();
-          this.pairs.fail(pair, at);
-          this.addresses.fail(from, at);
-          this.usernames.fail(user, at);
-        }),
-      // The pair is the owner at their usual address: their own typos are forgiven. The address's
-      // and the username's failures may be someone else's, and stay.
-      succeeded: () =>
-        end(() => {
-          this.pairs.succeed(pair, true);
-          this.addresses.succeed(from, false);
-          this.usernames.succeed(user, false);
-        }),
-    };
-  }
+export function attemptWaitMs(states: AttemptStates, options: ThrottleOptions, now: number): number {
+  const { pair, address, username } = states;
+  const attackSince = overSince(username, options.username, now);
+  const isClean =
+    clean(pair, options.pair, now, attackSince) &&
+    (pair?.pending ?? 0) === 0 &&
+    clean(address, options.address, now);
+  return Math.max(
+    keyWaitMs(pair, options.pair, now),
+    keyWaitMs(address, options.address, now),
+    isClean ? 0 : keyWaitMs(username, options.username, now),
+  );
 }
 
-/** Usernames match case-insensitively; a long one is hashed, so a key's size is bounded. */
-function usernameKey(username: string): string {
-  const key = username.toLowerCase();
-  return key.length <= 64 ? key : createHash("sha256").update(key).digest("base64url");
+/** Told of each failed login and each attempt refused with 429 (/metrics), and of a lost store. */
+export interface ThrottleEvents {
+  readonly failed?: () => void;
+  readonly throttled?: () => void;
+  /** The shared store failed: this attempt is counted by this instance alone (shared-throttle.ts). */
+  readonly storeFailed?: (error: unknown) => void;
 }
 
-/**
- * An IPv4 address as it is; an IPv6 address by its /64, which one host usually holds whole (so
- * counting single addresses would give it 2^64 allowances).
- */
-export function addressKey(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return mapped[1];
-  const plain = address.replace(/%.*$/, "");
-  if (!isIPv6(plain)) return address;
-  // A trailing dotted quad stands for two groups.
-  const groupsOf = (part: string) =>
-    part === "" ? [] : part.split(":").flatMap((group) => (group.includes(".") ? ["0", "0"] : [group]));
-  const [head = "", tail] = plain.split("::");
-  const left = groupsOf(head);
-  const right = tail === undefined ? [] : groupsOf(tail);
-  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(":")}::/64`;
+/** An attempt let through, in flight until one of these ends it (once). */
+export interface LoginAttempt {
+  failed(now?: number): void | Promise<void>;
+  succeeded(now?: number): void | Promise<void>;
+}
+
+/** What the login route asks: may this attempt go ahead (else 429)? */
+export interface Throttle {
+  begin(username: string, address: string): LoginAttempt | Promise<LoginAttempt>;
 }

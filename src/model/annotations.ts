@@ -4,7 +4,7 @@ import type { LinkTable, ScalarType } from "./types.ts";
 // the columns no API exposes, the computed fields, and the names of reverse navigations.
 
 /** Tables that are not resources. A foreign key to one of them reads as a plain integer… */
-export const internalTables = new Set(["actor", "setting"]);
+export const internalTables = new Set(["actor", "setting", "login_throttle"]);
 
 /**
  * …except these `<table>.<foreign key>`, which read as links (`{"__id": N}`) like every foreign key

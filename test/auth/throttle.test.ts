@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
+import { LoginThrottle } from "../../src/auth/memory-throttle.ts";
 import {
-  addressKey,
   defaultThrottleOptions,
   type LoginAttempt,
-  LoginThrottle,
   type ThrottleOptions,
   throttleOptionsFrom,
 } from "../../src/auth/throttle.ts";
+import { addressKey, networkKey } from "../../src/auth/throttle-keys.ts";
 import { loadConfig } from "../../src/config.ts";
 import { TooManyRequests } from "../../src/errors.ts";
 
@@ -143,13 +143,30 @@ describe("LoginThrottle", () => {
     expect(waits.slice(1).every((wait) => wait > 0)).toBe(true);
   });
 
-  it("under attack, counts an IPv6 client by its /64: a new address in it is not a fresh one", () => {
+  it("under attack, counts an IPv6 client by its /48: no /64 of it is a fresh address", () => {
     const throttle = new LoginThrottle(options);
     const now = 1_000_000;
     attack(throttle, "admin", 41, now);
     throttle.begin("admin", "2001:db8:1:2::1", now).failed(now);
     expect(waitOf(throttle, "admin", "2001:db8:1:2:ffff::99", now)).toBeGreaterThan(0);
-    expect(waitOf(throttle, "admin", "2001:db8:1:3::1", now)).toBe(0);
+    // Issue 45: every /64 of the /48 is the network that already guessed, however many it holds.
+    for (let subnet = 3; subnet < 300; subnet++)
+      expect(waitOf(throttle, "admin", `2001:db8:1:${subnet.toString(16)}::1`, now)).toBeGreaterThan(0);
+    // Another /48 is another client, with its one guess.
+    expect(waitOf(throttle, "admin", "2001:db8:2:3::1", now)).toBe(0);
+    // The owner at a clean address of their own logs in.
+    throttle.begin("admin", "198.51.100.7", now).succeeded();
+  });
+
+  it("counts a pair's allowance by the IPv6 /48, the address allowance by the /64", () => {
+    const throttle = new LoginThrottle(options);
+    const now = 1_000_000;
+    // Three /64s of one /48 share the pair's three free failures for one username ...
+    for (let subnet = 0; subnet < 3; subnet++) fail(throttle, "alice", `2001:db8:5:${subnet}::1`, now);
+    throttle.begin("alice", "2001:db8:5:9::1", now).failed(now);
+    expect(waitOf(throttle, "alice", "2001:db8:5:a::1", now)).toBe(1);
+    // ... while another username from the /48 has its own, and another /64 its own address allowance.
+    expect(waitOf(throttle, "bob", "2001:db8:5:a::1", now)).toBe(0);
   });
 
   it("throttles one address guessing many usernames, and a good login does not reset it", () => {
@@ -276,5 +293,14 @@ describe("addressKey", () => {
     expect(addressKey("::1")).toBe("0:0:0:0::/64");
     expect(addressKey("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
     expect(addressKey("64:ff9b::192.0.2.1")).toBe("64:ff9b:0:0::/64");
+  });
+
+  it("counts the network of a pair by the IPv6 /48, IPv4 as it is", () => {
+    expect(networkKey("192.0.2.1")).toBe("192.0.2.1");
+    expect(networkKey("::ffff:192.0.2.1")).toBe("192.0.2.1");
+    expect(networkKey("2001:db8:1:2:3:4:5:6")).toBe("2001:db8:1::/48");
+    expect(networkKey("2001:0db8:0001:ffff::1")).toBe("2001:db8:1::/48");
+    expect(networkKey("2001:db8::1")).toBe("2001:db8:0::/48");
+    expect(networkKey("fe80::1%eth0")).toBe("fe80:0:0::/48");
   });
 });
