@@ -109,6 +109,28 @@ const schema = z.object({
   // The most pool connections subscriptions' reads hold at once, so streams cannot starve requests;
   // unset: a quarter of DATABASE_POOL_SIZE, at least 1.
   DATABASE_STREAM_CONNECTIONS: z.coerce.number().int().positive().optional(),
+  // PostgreSQL streaming replicas of DATABASE_URL (comma-separated URLs) that answer read requests
+  // (README "Reads on replicas"), and how far behind the primary one may be before reads leave it.
+  DATABASE_REPLICA_URLS: z
+    .string()
+    .optional()
+    .transform((list, context) => {
+      const urls = (list ?? "")
+        .split(",")
+        .map((url) => url.trim())
+        .filter((url) => url !== "");
+      for (const url of urls) {
+        if (!z.string().url().safeParse(url).success || !/^postgres(ql)?:$/.test(new URL(url).protocol)) {
+          context.addIssue({
+            code: "custom",
+            message: "must be PostgreSQL URLs (postgres://…), comma-separated",
+          });
+          return z.NEVER;
+        }
+      }
+      return urls;
+    }),
+  DATABASE_REPLICA_MAX_LAG_MS: duration("milliseconds", 1, MAX_TIMER_MS, 1_000),
   DATA_DIR: z.string().default("./data"),
   ADMIN_USERNAME: z.string().min(1).default("admin"),
   ADMIN_PASSWORD: z.string().min(8).optional(),
@@ -225,5 +247,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
     throw new Error(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
+  if (parsed.data.DATABASE_REPLICA_URLS.length > 0 && !parsed.data.DATABASE_URL)
+    throw new Error(
+      "Invalid configuration:\n  DATABASE_REPLICA_URLS: needs DATABASE_URL (replicas of the embedded database do not exist)",
+    );
   return parsed.data;
 }

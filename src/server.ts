@@ -34,9 +34,9 @@ import { useJsonBodies } from "./http/json-body.ts";
 import { useMetrics } from "./http/metrics.ts";
 import { useReadiness } from "./http/readiness.ts";
 import { REQUEST_ID_HEADER, requestIdOf, useRequestIds } from "./http/request-id.ts";
-import { noteActor, useRequestLog } from "./http/request-log.ts";
+import { useRequestLog } from "./http/request-log.ts";
 import { trustProxyOption } from "./http/trust-proxy.ts";
-import { useUnitOfWork } from "./http/unit-of-work.ts";
+import { noteActor, useUnitOfWork } from "./http/unit-of-work.ts";
 import { lazyRequestLogger } from "./logger.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
@@ -159,6 +159,13 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   useReadiness(app, deps.db);
 
   const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));
+  // A write of this instance to a table credentials or rights are made of: cached callers are
+  // forgotten, and with replicas, reads wait until they have replayed it (db/replicas.ts), from
+  // this request on, not from when its announcement arrives.
+  const identitiesChanged = () => {
+    authenticator.forget();
+    deps.db.rightsChanged?.();
+  };
   // The caller is resolved before the handler, so its (cached) lookup is not counted as the
   // handler's own SQL: a read stays one statement.
   // The probes and /metrics take no caller: they answer while the database (which a credential's
@@ -198,7 +205,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
         actor: caller.kind === "anonymous" ? undefined : caller.actor,
       };
     },
-    identitiesChanged: () => authenticator.forget(),
+    identitiesChanged,
     limits: {
       maxCost: deps.config.ODATA_MAX_COST,
       unboundedRows: deps.config.ODATA_UNBOUNDED_ROWS,
@@ -257,7 +264,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     db: deps.db,
     model: deps.model,
     proxy,
-    identitiesChanged: () => authenticator.forget(),
+    identitiesChanged,
     events,
     config: deps.config,
     logger: deps.logger,

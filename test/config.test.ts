@@ -56,3 +56,39 @@ describe("the settings for a pooler in front of PostgreSQL", () => {
     expect(invalid({ DATABASE_DIRECT_URL: "the database" })).toContain("DATABASE_DIRECT_URL");
   });
 });
+
+describe("the settings of read replicas", () => {
+  const primary = "postgres://fleetgate@db:5432/fleetgate";
+
+  it("default to none, with a lag of 1 s allowed", () => {
+    expect(loadConfig({})).toMatchObject({ DATABASE_REPLICA_URLS: [], DATABASE_REPLICA_MAX_LAG_MS: 1_000 });
+  });
+
+  it("take comma-separated PostgreSQL URLs of DATABASE_URL's replicas", () => {
+    const config = loadConfig({
+      DATABASE_URL: primary,
+      DATABASE_REPLICA_URLS: " postgres://fleetgate@r1:5432/fleetgate, postgresql://fleetgate@r2/fleetgate ,",
+      DATABASE_REPLICA_MAX_LAG_MS: "250",
+    });
+    expect(config.DATABASE_REPLICA_URLS).toEqual([
+      "postgres://fleetgate@r1:5432/fleetgate",
+      "postgresql://fleetgate@r2/fleetgate",
+    ]);
+    expect(config.DATABASE_REPLICA_MAX_LAG_MS).toBe(250);
+  });
+
+  it("refuse what is not a PostgreSQL URL, replicas without DATABASE_URL, and a lag out of range", () => {
+    expect(invalid({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: "r1:5432" })).toContain(
+      "DATABASE_REPLICA_URLS: must be PostgreSQL URLs",
+    );
+    expect(invalid({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: "http://r1/fleetgate" })).toContain(
+      "DATABASE_REPLICA_URLS: must be PostgreSQL URLs",
+    );
+    expect(invalid({ DATABASE_REPLICA_URLS: "postgres://r1/fleetgate" })).toContain(
+      "DATABASE_REPLICA_URLS: needs DATABASE_URL",
+    );
+    expect(invalid({ DATABASE_REPLICA_MAX_LAG_MS: "0" })).toContain(
+      "DATABASE_REPLICA_MAX_LAG_MS: must be a whole number of milliseconds from 1 to 2147483647",
+    );
+  });
+});

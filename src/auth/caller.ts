@@ -72,12 +72,21 @@ interface Cached {
 }
 
 /**
- * Tables whose writes may end a credential or change the caller it stands for: a key or a user
- * changed or deleted, a device or fleet deleted (its keys then name no one), a device moved to
- * another fleet (its key's rights follow the fleet). The instance that writes forgets its cached
- * callers at once; every instance also hears the change on `channels.credential` (triggers).
+ * Tables whose writes may end a credential or change the caller it stands for or what it may read:
+ * a key or a user changed or deleted, a device or fleet deleted (its keys then name no one), a
+ * device moved to another fleet (its key's rights follow the fleet), a fleet moved or made private,
+ * a membership or organization changed or deleted. The instance that writes forgets its cached
+ * callers at once (and with replicas, reads wait for the change: db/replicas.ts); every instance
+ * also hears the change on `channels.credential` (triggers).
  */
-export const credentialTables: ReadonlySet<string> = new Set(["user", "api_key", "device", "application"]);
+export const credentialTables: ReadonlySet<string> = new Set([
+  "user",
+  "api_key",
+  "device",
+  "application",
+  "organization",
+  "organization_membership",
+]);
 
 export class Authenticator {
   // Holds credentials in memory as the request did; it is never logged or serialized.

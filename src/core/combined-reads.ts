@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Executor, Statement } from "../db/database.ts";
 import { ConnectionsBusy, isConnectionFailure, QueryCancelled, StatementTimeout } from "../db/failures.ts";
-import { type CompiledRead, type ReadResult, runRead } from "./read.ts";
+import { asRead, type CompiledRead, type ReadResult, runRead } from "./read.ts";
 
 // Several compiled reads as one statement: each read, unchanged but for its parameter numbers, is
 // a scalar subquery of one SELECT, so a GraphQL operation with 300 root fields is one round trip
@@ -169,7 +169,7 @@ async function runGroup(
   if (reads.length === 1) return Promise.allSettled([runRead(db, reads[0] as CompiledRead)]);
   let row: Record<string, unknown> | undefined;
   try {
-    [row] = await db.query<Record<string, unknown>>(combined.statementOf(reads));
+    [row] = await db.query<Record<string, unknown>>(asRead(combined.statementOf(reads)));
   } catch (error) {
     if (failsEveryRead(error)) return reads.map(() => ({ status: "rejected", reason: error }));
     // One read's own error (its filter's value out of range): each read runs alone, so it is the

@@ -83,10 +83,15 @@ export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">
   return { ...extra, statement };
 }
 
+/** A compiled read's statement as the database runs it: a read, which a replica may answer (db/replicas.ts). */
+export function asRead(statement: Statement): Statement {
+  return statement.readOnly ? statement : { ...statement, readOnly: true };
+}
+
 /** Runs a compiled read statement: the one statement of a read. */
 export async function runRead(db: Executor, read: CompiledRead): Promise<ReadResult> {
   const [row] = await db.query<{ body?: string; count?: number; more?: boolean; etag?: string }>(
-    read.statement,
+    asRead(read.statement),
   );
   const column = (name: string) => (row as Record<string, string | null> | undefined)?.[name] ?? null;
   const at = read.at && {

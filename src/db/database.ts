@@ -13,6 +13,17 @@ export interface Statement {
    * stay on the connection (core/combined-reads.ts).
    */
   readonly prepare?: string | false;
+  /**
+   * A read of the planner (core/read.ts): it writes nothing, so a read request may have a replica
+   * run it (./replicas.ts). Left out, the statement runs on the primary.
+   */
+  readonly readOnly?: boolean;
+}
+
+/** Statements sent, by the database that ran them (/metrics' `fleetgate_db_statements_total`). */
+export interface StatementCounts {
+  readonly primary: number;
+  readonly replica: number;
 }
 
 export interface Executor {
@@ -48,13 +59,23 @@ export interface Database extends Executor {
   /**
    * NOTIFY on `channel`, delivered to `onPayload` over a connection of its own (src/events' bus);
    * resolves to the function that stops. `onMissed` is called when listening resumes after its
-   * connection was lost: what was NOTIFYed meanwhile is lost. Absent on a database that cannot listen.
+   * connection was lost: what was NOTIFYed meanwhile is lost. `onLost` is called whenever it does not
+   * listen: at once when listening could not start, and each time its connection is lost. Absent on
+   * a database that cannot listen.
    */
   listen?(
     channel: string,
     onPayload: (payload: string) => void,
     onMissed?: () => void,
+    onLost?: () => void,
   ): Promise<() => Promise<void>>;
+  /**
+   * This instance committed a change that may narrow what a caller may read (a key, a user, a
+   * membership): with replicas, reads wait until they have replayed it (./replicas.ts).
+   */
+  rightsChanged?(): void;
+  /** Statements sent so far, by the database that ran them. */
+  statementsByTarget?(): StatementCounts;
   /**
    * PostgreSQL's URL for connections that are sessions (DATABASE_DIRECT_URL, else DATABASE_URL):
    * the job queue's own small pool (src/proxy/jobs/), which LISTENs.

@@ -16,16 +16,23 @@ function notAbandoned(): void {
   if (currentUnit()?.abandoned) throw new QueryCancelled();
 }
 
-function executorOn(client: PGlite | Transaction): Executor {
+/** Statements sent on the database, for /metrics (the embedded database is always the primary). */
+interface Sent {
+  statements: number;
+}
+
+function executorOn(client: PGlite | Transaction, sent: Sent): Executor {
   return {
     async query<Row>(statement: Statement): Promise<Row[]> {
       countStatement();
+      sent.statements++;
       notAbandoned();
       const result = await client.query<Row>(statement.text, statement.values as unknown[]);
       return result.rows;
     },
     async script(sql: string): Promise<void> {
       countStatement();
+      sent.statements++;
       await client.exec(sql);
     },
   };
@@ -70,6 +77,7 @@ export async function openEmbedded(
   await pglite.exec("SET TimeZone = 'UTC'");
   // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
   let prisma: PrismaClient | undefined;
+  const sent: Sent = { statements: 0 };
   return {
     kind: "embedded",
     embedded: pglite,
@@ -82,8 +90,9 @@ export async function openEmbedded(
       prisma = undefined;
       await released?.$disconnect();
     },
-    ...executorOn(pglite),
-    transaction: (work) => pglite.transaction((tx) => work(executorOn(tx))),
+    ...executorOn(pglite, sent),
+    transaction: (work) => pglite.transaction((tx) => work(executorOn(tx, sent))),
+    statementsByTarget: () => ({ primary: sent.statements, replica: 0 }),
     // One connection, which PGlite gives each statement in turn: streams take theirs one at a time.
     streams: new ConnectionBudget(1),
     // PGlite's own LISTEN: a NOTIFY of this instance is delivered when its transaction commits.

@@ -6,6 +6,8 @@ interface Listener {
   readonly notify: OnNotify;
   /** Called once listening resumes after a lost connection. */
   readonly missed?: (() => void) | undefined;
+  /** Called whenever it does not listen: listening could not start, or its connection was lost. */
+  readonly lost?: (() => void) | undefined;
 }
 
 // Reconnecting after a loss: quickly at first, then no more often than this.
@@ -36,11 +38,17 @@ export class PgListener {
   ) {}
 
   /**
-   * Delivers NOTIFY on `channel` to `handler` until the returned function is called, and calls
-   * `missed` each time it listens again after losing its connection.
+   * Delivers NOTIFY on `channel` to `handler` until the returned function is called, calls
+   * `missed` each time it listens again after losing its connection, and `lost` whenever it does
+   * not listen (at once when it could not start, and each time the connection is lost).
    */
-  async listen(channel: string, handler: OnNotify, missed?: () => void): Promise<() => Promise<void>> {
-    const listener: Listener = { notify: handler, missed };
+  async listen(
+    channel: string,
+    handler: OnNotify,
+    missed?: () => void,
+    lost?: () => void,
+  ): Promise<() => Promise<void>> {
+    const listener: Listener = { notify: handler, missed, lost };
     let set = this.handlers.get(channel);
     if (!set) {
       set = new Set();
@@ -51,6 +59,9 @@ export class PgListener {
         await this.run(client, `LISTEN ${quote(channel)}`).catch((error) => this.lost(client, error));
     }
     set.add(listener);
+    // Not listening now (connecting, or the connection was lost before it was added): told so, and
+    // told `missed` once the connection is back.
+    if (!this.client) lost?.();
     return async () => {
       const current = this.handlers.get(channel);
       if (!current?.delete(listener) || current.size > 0) return;
@@ -112,6 +123,9 @@ export class PgListener {
 
   private lost(client: pg.Client, error: unknown): void {
     if (error !== undefined) this.onError(error);
+    // A connection replaced already (its late 'end') loses nothing of the current one.
+    if (this.client === undefined || this.client === client)
+      for (const listeners of this.handlers.values()) for (const listener of listeners) listener.lost?.();
     client.removeAllListeners("notification");
     client.end().catch(() => {});
     if (this.client === client) this.client = undefined;

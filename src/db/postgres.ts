@@ -53,6 +53,8 @@ export interface PostgresOptions {
    * may run on different server sessions: statements go unnamed and nothing is left in a session.
    */
   readonly preparedStatements?: boolean | undefined;
+  /** Told when an idle connection of the pool is lost (the server stopped or restarted). */
+  readonly onConnectionLost?: () => void;
 }
 
 export const postgresDefaults = {
@@ -240,27 +242,33 @@ export function openPostgres(options: PostgresOptions): Database {
         { onConnect: (client: pg.ClientBase) => client.query("SET TimeZone = 'UTC'") }),
   });
   // An idle connection that dies (server restart) must not crash the process; the pool drops it.
-  pool.on("error", () => {});
+  pool.on("error", () => options.onConnectionLost?.());
   const pooled = connections(pool, options.poolSize, connectTimeoutMs);
+  // Statements sent, for /metrics: a replica's are counted as the replica's by ./replicas.ts.
+  let sent = 0;
   const single: Executor = {
     query: <Row>(statement: Statement) => {
       countStatement();
+      sent++;
       return withClient(pooled, (client) =>
         run<Row>(client, toQuery(statement), "statement", statementTimeoutMs, !sessions),
       );
     },
     async script(sql: string) {
       countStatement();
+      sent++;
       await withClient(pooled, (client) => run(client, sql, "statement", statementTimeoutMs, !sessions));
     },
   };
   const inTransaction = (client: pg.PoolClient): Executor => ({
     async query<Row>(statement: Statement) {
       countStatement();
+      sent++;
       return run<Row>(client, toQuery(statement), "write", writeTimeoutMs);
     },
     async script(sql: string) {
       countStatement();
+      sent++;
       await run(client, sql, "write", writeTimeoutMs);
     },
   });
@@ -301,7 +309,8 @@ export function openPostgres(options: PostgresOptions): Database {
           throw error;
         }
       }),
-    listen: (channel, onPayload, onMissed) => listener.listen(channel, onPayload, onMissed),
+    listen: (channel, onPayload, onMissed, onLost) => listener.listen(channel, onPayload, onMissed, onLost),
+    statementsByTarget: () => ({ primary: sent, replica: 0 }),
     streams: new ConnectionBudget(options.streamConnections ?? Math.max(1, Math.floor(options.poolSize / 4))),
     async close() {
       await listener.close();

@@ -22,12 +22,33 @@ export interface UnitOfWork {
    * database itself would wait for the transaction's connection, which waits for it.
    */
   readonly connection: ConnectionBudget;
+  /**
+   * Whether its planner reads may run on a replica (db/replicas.ts): a read request's (HTTP's safe
+   * methods, a GraphQL query), until it begins a transaction. Nothing else does.
+   */
+  replicaReads: boolean;
+  /** The actor whose credential the request carried: whose writes it makes, whose reads must see them. */
+  actor: number | undefined;
 }
 
 const scope = new AsyncLocalStorage<UnitOfWork>();
 
-export function newUnitOfWork(id?: string): UnitOfWork {
-  return { id, count: 0, abandoned: false, running: new Set(), connection: new ConnectionBudget(1) };
+export function newUnitOfWork(id?: string, actor?: number): UnitOfWork {
+  return {
+    id,
+    count: 0,
+    abandoned: false,
+    running: new Set(),
+    connection: new ConnectionBudget(1),
+    replicaReads: false,
+    actor,
+  };
+}
+
+/** The current unit of work only reads: its planner reads may run on a replica (db/replicas.ts). */
+export function readsOnReplicas(): void {
+  const unit = scope.getStore();
+  if (unit) unit.replicaReads = true;
 }
 
 export function withUnitOfWork<T>(unit: UnitOfWork, work: () => T): T {

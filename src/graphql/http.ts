@@ -53,6 +53,8 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
     method: ["GET", "POST"],
     url: "/graphql",
     bodyLimit: deps.config.GRAPHQL_MAX_BODY_BYTES,
+    // Reads on replicas are decided per operation (yoga.ts): a subscription's must read fresh.
+    config: { replicaReads: "own decision" },
     handler,
     errorHandler: (error, _request, reply) => sendRequestError(error, reply),
   });

@@ -93,7 +93,10 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
         if (errors.length > 0) return errors;
         // A credential that ended since the connection opened: the operation is refused before
         // anything runs (as over HTTP, a query that reads nothing of the caller included).
-        const refused = (await deps.callerOf(request as unknown as FastifyRequest)) === undefined;
+        const caller = await deps.callerOf(request as unknown as FastifyRequest);
+        const refused = caller === undefined;
+        // Whose writes a mutation makes: their reads then wait for them (db/replicas.ts).
+        const actor = caller && caller.kind !== "anonymous" ? caller.actor : undefined;
         const args: ExecutionArgs = {
           schema: enveloped.schema,
           document,
@@ -106,7 +109,7 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
                 // Each operation is a unit of work, as each HTTP request is: its statements
                 // counted, one connection at a time.
                 execute: (args: ExecutionArgs) =>
-                  withUnitOfWork(newUnitOfWork(request.id), () => enveloped.execute(args)),
+                  withUnitOfWork(newUnitOfWork(request.id, actor), () => enveloped.execute(args)),
                 subscribe: (args: ExecutionArgs) => enveloped.subscribe(args),
               },
         };

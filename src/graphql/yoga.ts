@@ -22,6 +22,7 @@ import type { Config } from "../config.ts";
 import { CombinedStatements } from "../core/combined-reads.ts";
 import type { QueryStatementCache } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
+import { readsOnReplicas } from "../db/unit-of-work.ts";
 import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
@@ -309,6 +310,9 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     if (!document) return viaYoga(request, reply);
     // A subscription streams (or is refused for want of a streaming media type): yoga's HTTP layer.
     if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
+    // A query only reads: its planner reads may run on a replica (db/replicas.ts); a mutation's not.
+    if (getOperationAST(document, operation.operationName ?? null)?.operation === OperationTypeNode.QUERY)
+      readsOnReplicas();
     const contextValue = await enveloped.contextFactory();
     // A document's plans are learnt from its second request on: one parsed for a single request
     // (too long to keep) would only pay for the probes of a plan no request uses again. Only while

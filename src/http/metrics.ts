@@ -73,6 +73,18 @@ export function useMetrics(app: FastifyInstance, deps: MetricsDeps): MetricsSink
   });
 
   poolMetrics(deps.db, registers);
+  new Counter({
+    name: "fleetgate_db_statements_total",
+    help: "SQL statements sent, by the database that ran them: primary, or replica (DATABASE_REPLICA_URLS)",
+    labelNames: ["target"],
+    registers,
+    collect() {
+      this.reset();
+      const sent = deps.db.statementsByTarget?.() ?? { primary: 0, replica: 0 };
+      this.inc({ target: "primary" }, sent.primary);
+      this.inc({ target: "replica" }, sent.replica);
+    },
+  });
   statementCacheMetrics(deps.statementCaches, registers);
   new Counter({
     name: "fleetgate_graphql_operations_total",

@@ -2,17 +2,10 @@ import { isIP } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { redactUrl } from "../redact.ts";
-import { statementsOf } from "./unit-of-work.ts";
-
-const actors = new WeakMap<FastifyRequest, number>();
+import { actorOf, statementsOf } from "./unit-of-work.ts";
 
 // nginx's "client closed request": what the log says of an answer its client did not wait for.
 export const CLIENT_CLOSED_REQUEST = 499;
-
-/** The actor whose credential the request carried, for its log line. */
-export function noteActor(request: FastifyRequest, actor: number): void {
-  actors.set(request, actor);
-}
 
 // What the log writes for a client address that is not an IP address: with TRUST_PROXY=true it is
 // X-Forwarded-For's text as the client wrote it, which could be anything, a credential included.
@@ -46,7 +39,7 @@ export function useRequestLog(app: FastifyInstance, logger: Logger): void {
           status,
           ms: Math.round(reply.elapsedTime * 100) / 100,
           statements: statementsOf(request),
-          actor: actors.get(request),
+          actor: actorOf(request),
         },
         "request",
       );

@@ -151,6 +151,7 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
       fleetgate_statement_cache_lookups_total: "counter",
       fleetgate_statement_cache_entries: "gauge",
       fleetgate_graphql_operations_total: "counter",
+      fleetgate_db_statements_total: "counter",
       ...(kind === "postgres"
         ? {
             fleetgate_db_pool_max_connections: "gauge",
@@ -160,6 +161,11 @@ describe.each(databaseKinds)("GET /metrics on %s", (kind) => {
           }
         : {}),
     });
+  });
+
+  it("counts statements by target: all the primary's without replicas (test/db/replicas.test.ts has them)", () => {
+    expect(sampleValue(samples, "fleetgate_db_statements_total", { target: "primary" })).toBeGreaterThan(0);
+    expect(sampleValue(samples, "fleetgate_db_statements_total", { target: "replica" })).toBe(0);
   });
 
   it("is documented: the README's Operations section names every family of the scrape", () => {
