@@ -27,6 +27,17 @@ describe("the console in a browser", () => {
     next.on("pageerror", (error) => pageErrors.push(error.message));
     return next;
   }
+  async function demoToken(): Promise<string> {
+    const response = await fetch(`${url()}/login_`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(demoLogin),
+    });
+    return response.text();
+  }
+  async function demoUserId(): Promise<number> {
+    return (await demo.prisma().user.findUniqueOrThrow({ where: { username: demoLogin.username } })).id;
+  }
   async function fleetId(name: string): Promise<number> {
     return (await demo.prisma().application.findFirstOrThrow({ where: { app_name: name } })).id;
   }
@@ -148,5 +159,78 @@ describe("the console in a browser", () => {
       return (window as unknown as { __inline?: number }).__inline;
     });
     expect(blocked).toBeUndefined();
+  });
+
+  it("creates an API key, shows it once, and signs in with it", async () => {
+    await page.goto(`${url()}/console/#/keys`);
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
+    await page.getByLabel("Name").fill("console test key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const shown = (await page.getByTestId("new-key").textContent()) ?? "";
+    expect(shown).toMatch(/^[0-9a-f]{32}$/);
+    await expect.poll(() => page.getByTestId("keys").getByText("console test key").count()).toBe(1);
+    await expectAccessible(page);
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    expect(await page.getByTestId("new-key").count()).toBe(0);
+
+    const withKey = await freshPage();
+    await withKey.goto(`${url()}/console/`);
+    await withKey.getByLabel("API key", { exact: true }).fill(shown);
+    await withKey.getByRole("button", { name: "Use this key" }).click();
+    await withKey.getByRole("heading", { level: 1, name: "Fleets" }).waitFor();
+    expect(await withKey.getByText("(API key)").count()).toBe(1);
+    await withKey.close();
+  });
+
+  it("sends the user back to sign in, with the reason, when their key is revoked", async () => {
+    const created = await fetch(`${url()}/api-key/v1`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await demoToken()}`, "content-type": "application/json" },
+      body: JSON.stringify({ actorType: "user", actorTypeId: await demoUserId(), name: "to revoke" }),
+    });
+    const key = (await created.json()) as string;
+    const withKey = await freshPage();
+    await withKey.goto(`${url()}/console/`);
+    await withKey.getByLabel("API key", { exact: true }).fill(key);
+    await withKey.getByRole("button", { name: "Use this key" }).click();
+    await withKey.getByTestId("fleets").waitFor();
+
+    const row = await demo.prisma().apiKey.findFirstOrThrow({ where: { name: "to revoke" } });
+    const revoked = await demo.server.app.inject({ method: "DELETE", url: `/v6/api_key(${row.id})` });
+    expect(revoked.statusCode).toBe(200);
+    // The fleets page's live subscription ends with UNAUTHENTICATED within 5 s of the revocation.
+    const reason = withKey.getByTestId("signed-out-reason");
+    await reason.waitFor({ timeout: 15_000 });
+    expect(await reason.textContent()).toMatch(/^You were signed out\. .*revoked/);
+    await withKey.getByRole("heading", { level: 1, name: "Sign in to fleetgate" }).waitFor();
+    expect(await withKey.evaluate(() => sessionStorage.length)).toBe(0);
+    await expectAccessible(withKey);
+    await withKey.close();
+  });
+
+  it("shows another organization's user none of the demo fleets", async () => {
+    const created = await demo.server.app.inject({
+      method: "POST",
+      url: "/v6/user",
+      payload: { username: "outsider", email: "outsider@example.com", password: "outsider-password" },
+    });
+    expect(created.statusCode).toBe(201);
+    const outsider = await freshPage();
+    await signIn(outsider, url(), "outsider", "outsider-password");
+    await outsider.getByText("You have no fleets yet.").waitFor();
+    expect(await outsider.getByText("smart-lights").count()).toBe(0);
+    await outsider.goto(`${url()}/console/#/fleets/${await fleetId("smart-lights")}`);
+    await outsider.getByText(/^No fleet \d+ that you can see\.$/).waitFor();
+    expect(await outsider.getByTestId("devices").count()).toBe(0);
+    await outsider.close();
+  });
+
+  it("forgets the credential when the user signs out", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { level: 1, name: "Sign in to fleetgate" }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.length + localStorage.length)).toBe(0);
+    expect(await page.getByTestId("signed-out-reason").count()).toBe(0);
+    await expectAccessible(page);
+    expect(pageErrors).toEqual([]);
   });
 });
