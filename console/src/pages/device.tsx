@@ -163,6 +163,7 @@ export function DevicePage({ id }: { id: number }) {
               Status changes received live since this page opened (the API keeps no history of them). Last
               update status: {device.updateStatus ?? "none"} at {formatTime(device.lastUpdateStatusEvent)}.
             </p>
+            {changes.length === 0 ? <p>No change since this page opened.</p> : null}
             <ol class="history" aria-live="polite" data-testid="history">
               {changes.map((change, index) => (
                 <li key={changes.length - index}>

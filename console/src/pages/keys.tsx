@@ -125,7 +125,7 @@ export function KeysPage() {
         {keys.length === 0 && result.data ? <p>You have no API keys.</p> : null}
         {keys.length > 0 ? (
           <table class="data" data-testid="keys">
-            <caption>{keys.length} keys</caption>
+            <caption>{keys.length === 1 ? "1 key" : `${keys.length} keys`}</caption>
             <thead>
               <tr>
                 <th scope="col">Name</th>
