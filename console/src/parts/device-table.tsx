@@ -1,6 +1,8 @@
 // A fleet's devices: one page at a time, sorted and filtered by the server (so 10,000 devices cost
 // what 50 do), and kept live by `deviceChanged`: a device that reports is redrawn in place from the
-// row the subscription sends, without reading the page again.
+// row the subscription sends, without reading the page again. The subscription follows the rows on
+// the page (`id in […]`), not the whole fleet: a subscription first reads every row it follows, and
+// 50 rows are read at once where a 10,000-device fleet would cost 100 reads before the first event.
 import { gql, useQuery, useSubscription } from "@urql/preact";
 import { useEffect, useState } from "preact/hooks";
 import { href } from "../router.ts";
@@ -53,11 +55,12 @@ function SortHeader(props: { column: Column; sort: [Column, "ASC" | "DESC"]; onS
   );
 }
 
-function useLiveRows(fleet: number) {
+function useLiveRows(fleet: number, ids: readonly number[]) {
   const [live, setLive] = useState<ReadonlyMap<number, DeviceRow>>(new Map());
   const [changed] = useSubscription<{ deviceChanged: DeviceRow }>({
     query: DEVICE_CHANGED,
-    variables: { where: { belongsToApplicationId: { eq: fleet } } },
+    variables: { where: { belongsToApplicationId: { eq: fleet }, id: { in: [...ids] } } },
+    pause: ids.length === 0,
   });
   useEffect(() => {
     const row = changed.data?.deviceChanged;
@@ -94,7 +97,8 @@ export function DeviceTable({ fleet }: { fleet: number }) {
       offset: page * PAGE_SIZE,
     },
   });
-  const { live, error } = useLiveRows(fleet);
+  const ids = (result.data?.devices ?? []).map((row) => row.id);
+  const { live, error } = useLiveRows(fleet, ids);
   const onSort = (column: Column) => {
     setSort(([by, dir]) => [column, by === column && dir === "ASC" ? "DESC" : "ASC"]);
     setPage(0);
