@@ -105,16 +105,19 @@ export function FleetPage({ id }: { id: number }) {
       {!result.data && result.fetching ? <Loading what="the fleet" /> : null}
       {result.data && !fleet ? <p>No fleet {id} that you can see.</p> : null}
       {fleet ? (
+        <p class="facts">
+          <span>
+            Slug <code>{fleet.slug}</code>
+          </span>
+          <span>Device type {fleet.deviceType ?? "none"}</span>
+          {fleet.isPublic ? <span>Public</span> : null}
+          <a href={href.commands(fleet.id)}>Send a command to this fleet</a>
+        </p>
+      ) : null}
+      {/* The devices are read at once, beside the fleet's own query rather than after it. */}
+      {fleet || !result.data ? <DeviceTable fleet={id} /> : null}
+      {fleet ? (
         <>
-          <p class="facts">
-            <span>
-              Slug <code>{fleet.slug}</code>
-            </span>
-            <span>Device type {fleet.deviceType ?? "none"}</span>
-            {fleet.isPublic ? <span>Public</span> : null}
-            <a href={href.commands(fleet.id)}>Send a command to this fleet</a>
-          </p>
-          <DeviceTable fleet={fleet.id} />
           <Releases fleet={fleet} />
           <section aria-labelledby="variables">
             <h2 id="variables">Variables</h2>
