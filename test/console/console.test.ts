@@ -109,6 +109,27 @@ describe("the console in a browser", () => {
     expect(await state.textContent()).toContain(device.uuid);
     await page.getByLabel("Release to run").waitFor();
     await expectAccessible(page);
+    // Pinning writes the device's release through GraphQL's updateDevice.
+    const release = await demo.prisma().release.findFirstOrThrow({
+      where: { belongs_to__application: device.belongs_to__application, semver: "1.0.0" },
+    });
+    await page.getByLabel("Release to run").selectOption(String(release.id));
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    const pinned = await demo.prisma().device.findUniqueOrThrow({ where: { id: device.id } });
+    expect(pinned.should_be_running__release).toBe(release.id);
+    // A status the device reports while the page is open joins its live history.
+    const key = json(
+      (await demo.server.app.inject({ method: "POST", url: `/api-key/device/${device.id}/device-key` })).body,
+    ) as string;
+    await fetch(`${url()}/device/v2/${device.uuid}/state`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ status: "Installing" }),
+    });
+    await expect
+      .poll(() => page.getByTestId("history").textContent(), { timeout: 5_000 })
+      .toContain("Installing");
   });
 
   it("renders hostile names, tags and variables as text: nothing runs", async () => {
