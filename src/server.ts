@@ -17,6 +17,7 @@ import { throttleOptionsFrom } from "./auth/throttle.ts";
 import { ThrottleStore } from "./auth/throttle-store.ts";
 import { catalogueRoutes } from "./catalogue/routes.ts";
 import type { Config } from "./config.ts";
+import { CONSOLE_PREFIX, consoleRoutes } from "./console/routes.ts";
 import type { ReadShape } from "./core/read.ts";
 import { StatementCache } from "./core/statement-cache.ts";
 import { channels, parseId } from "./db/channels.ts";
@@ -172,7 +173,9 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   // lookup needs) is away.
   // A callback hook, not an async one: no promise of its own on every request.
   app.addHook("preHandler", (request, _reply, done) => {
-    if (operationsRoutes.has(request.routeOptions.url ?? "")) {
+    const route = request.routeOptions.url ?? "";
+    // The console's files are the same for everyone: no caller to resolve.
+    if (operationsRoutes.has(route) || route.startsWith(CONSOLE_PREFIX)) {
       done();
       return;
     }
@@ -291,6 +294,9 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       return caller ? permissionsFor(caller) : undefined;
     },
   });
+
+  // The browser console: static files, a client of /graphql like any other (issue 48).
+  consoleRoutes(app);
 
   await app.ready();
   return app;

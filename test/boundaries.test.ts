@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { citesIn, missingCites } from "./support/comment-cites.ts";
+import { consoleImportsOutside } from "./support/console-imports.ts";
 import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
 import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/test-layout.ts";
 
@@ -36,7 +37,12 @@ const layers: Record<string, readonly string[]> = {
   accounts: surfaceBase,
   seed: [...surfaceBase, "catalogue"],
   http: [...surfaceBase, "odata"],
-  server: [...surfaceBase, "account", "odata", "graphql", "proxy", "devices", "catalogue", "http", "events"],
+  // The browser console's static files (the console itself, console/, talks to the API over HTTP only).
+  console: [...shared],
+  server: [
+    ...surfaceBase,
+    ...["account", "odata", "graphql", "proxy", "devices", "catalogue", "http", "events", "console"],
+  ],
   commands: [...surfaceBase, "accounts", "catalogue", "seed", "server", "supervisor", "http"],
   cli: ["commands", ...shared],
 };
@@ -142,6 +148,34 @@ describe("the boundaries of src/", () => {
     expect(graph.get("src/odata/read.ts")).toContain("src/core/read.ts");
     // A dynamic import counts as much as a static one.
     expect(graph.get("src/graphql/http.ts")).toContain("src/graphql/yoga.ts");
+  });
+});
+
+describe("the browser console (console/)", () => {
+  it("imports only packages and its own files: it reaches the server over HTTP, never its code", () => {
+    expect(consoleImportsOutside(root)).toEqual([]);
+  });
+
+  it("finds an import of the server's code, and nothing else", () => {
+    const tree = mkdtempSync(join(tmpdir(), "fleetgate-console-"));
+    const write = (path: string, text: string) => {
+      mkdirSync(dirname(join(tree, path)), { recursive: true });
+      writeFileSync(join(tree, path), text);
+    };
+    try {
+      write("console/src/pages/a.tsx", 'import { x } from "../parts/b.ts";\nimport { h } from "preact";\n');
+      write(
+        "console/src/parts/b.ts",
+        'import { read } from "../../../src/core/read.ts";\nexport const x = 1;\n',
+      );
+      write("console/src/c.ts", 'const m = await import("../../src/db/database.ts");\n');
+      expect(consoleImportsOutside(tree)).toEqual([
+        "console/src/c.ts: ../../src/db/database.ts",
+        "console/src/parts/b.ts: ../../../src/core/read.ts",
+      ]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
   });
 });
 
