@@ -47,13 +47,15 @@ export interface Database extends Executor {
   close(): Promise<void>;
   /**
    * NOTIFY on `channel`, delivered to `onPayload` over a connection of its own (src/events' bus);
-   * resolves to the function that stops. `onMissed` is called when listening resumes after its
-   * connection was lost: what was NOTIFYed meanwhile is lost. Absent on a database that cannot listen.
+   * resolves to the function that stops. `onLost` is called as soon as that connection is lost (at
+   * once when it is down as listening starts), `onMissed` when listening resumes after that: what
+   * was NOTIFYed meanwhile is lost. Absent on a database that cannot listen.
    */
   listen?(
     channel: string,
     onPayload: (payload: string) => void,
     onMissed?: () => void,
+    onLost?: () => void,
   ): Promise<() => Promise<void>>;
   /**
    * PostgreSQL's URL for connections that are sessions (DATABASE_DIRECT_URL, else DATABASE_URL):

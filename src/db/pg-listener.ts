@@ -6,6 +6,8 @@ interface Listener {
   readonly notify: OnNotify;
   /** Called once listening resumes after a lost connection. */
   readonly missed?: (() => void) | undefined;
+  /** Called when the connection is lost (or was, when the listener came): notifications may go unheard. */
+  readonly lost?: (() => void) | undefined;
 }
 
 // Reconnecting after a loss: quickly at first, then no more often than this.
@@ -36,11 +38,17 @@ export class PgListener {
   ) {}
 
   /**
-   * Delivers NOTIFY on `channel` to `handler` until the returned function is called, and calls
-   * `missed` each time it listens again after losing its connection.
+   * Delivers NOTIFY on `channel` to `handler` until the returned function is called, calls `lost`
+   * as soon as its connection is lost (at once when there is none now) and `missed` each time it
+   * listens again after that.
    */
-  async listen(channel: string, handler: OnNotify, missed?: () => void): Promise<() => Promise<void>> {
-    const listener: Listener = { notify: handler, missed };
+  async listen(
+    channel: string,
+    handler: OnNotify,
+    missed?: () => void,
+    lost?: () => void,
+  ): Promise<() => Promise<void>> {
+    const listener: Listener = { notify: handler, missed, lost };
     let set = this.handlers.get(channel);
     if (!set) {
       set = new Set();
@@ -51,6 +59,8 @@ export class PgListener {
         await this.run(client, `LISTEN ${quote(channel)}`).catch((error) => this.lost(client, error));
     }
     set.add(listener);
+    // Not listening now (never connected, or lost and not back yet): `missed` follows when it is.
+    if (!this.client) listener.lost?.();
     return async () => {
       const current = this.handlers.get(channel);
       if (!current?.delete(listener) || current.size > 0) return;
@@ -114,7 +124,10 @@ export class PgListener {
     if (error !== undefined) this.onError(error);
     client.removeAllListeners("notification");
     client.end().catch(() => {});
-    if (this.client === client) this.client = undefined;
+    if (this.client === client) {
+      this.client = undefined;
+      for (const listeners of this.handlers.values()) for (const listener of listeners) listener.lost?.();
+    }
     if (this.closed || this.retry) return;
     const wait = this.retryMs;
     this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);

@@ -301,7 +301,7 @@ export function openPostgres(options: PostgresOptions): Database {
           throw error;
         }
       }),
-    listen: (channel, onPayload, onMissed) => listener.listen(channel, onPayload, onMissed),
+    listen: (channel, onPayload, onMissed, onLost) => listener.listen(channel, onPayload, onMissed, onLost),
     streams: new ConnectionBudget(options.streamConnections ?? Math.max(1, Math.floor(options.poolSize / 4))),
     async close() {
       await listener.close();
