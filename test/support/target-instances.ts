@@ -46,8 +46,8 @@ export function counting(db: Database, counter: { n: number }): Database {
 }
 
 /** An instance on `test`'s database: on PostgreSQL with connections of its own, else sharing it. */
-export async function startInstance(test: TestDatabase): Promise<Instance> {
-  const own = test.url ? openPostgres({ url: test.url, poolSize: 4 }) : undefined;
+export async function startInstance(test: TestDatabase, poolSize = 4): Promise<Instance> {
+  const own = test.url ? openPostgres({ url: test.url, poolSize }) : undefined;
   const counter = { n: 0 };
   const app = await buildServer({
     db: counting(own ?? test.db, counter),
