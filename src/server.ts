@@ -253,7 +253,8 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
   app.addHook("preClose", () => events.close());
   // A credential ended or its caller changed by any writer (another instance, the shell, a
   // cascade): this instance forgets the cached caller when it hears so, not seconds later when the
-  // cache would let it go; after a reconnection, when announcements may have been lost, it forgets all.
+  // cache would let it go; when its connection is lost, and again after the reconnection (when
+  // announcements may have been lost), it forgets all.
   events.subscribe(
     channels.credential,
     (payload) => {
@@ -261,6 +262,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       if (actor !== undefined) authenticator.forgetActor(actor);
     },
     undefined,
+    () => authenticator.forget(),
     () => authenticator.forget(),
   );
   graphqlRoutes(app, {
@@ -283,6 +285,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     keys,
     requireCaller: (request) => requireCaller(request, authenticator),
     offlineAfterSeconds: deps.config.DEVICE_OFFLINE_TIMEOUT,
+    events,
   });
   catalogueRoutes(app, {
     db: deps.db,

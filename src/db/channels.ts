@@ -18,6 +18,11 @@ export const channels = {
    * password changed, a user deleted) or its rights changed (triggers, migration 20261201000300).
    */
   credential: "fleetgate_credential",
+  /**
+   * `device:<id>`, `fleet:<id>`, `release:<id>` or `all`: what a device's target state is read from
+   * changed (triggers, migration 20261202043900); the target-state cache forgets what it names.
+   */
+  target: "fleetgate_target",
 } as const;
 
 export type Channel = (typeof channels)[keyof typeof channels];

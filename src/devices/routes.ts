@@ -11,11 +11,22 @@ import { createEntity } from "../core/write/write.ts";
 import type { Database } from "../db/database.ts";
 import { sql } from "../db/sql.ts";
 import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
+import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import { repeatEvery } from "./repeat.ts";
 import { markSilentDevicesOffline, recordState, stateReport } from "./state.ts";
 import { parseStateV3, recordStateV3 } from "./state-v3.ts";
-import { type DeviceCaller, notModified, parseTarget, TargetReads, targetEtag, targetV2 } from "./target.ts";
+import {
+  type DeviceCaller,
+  notModified,
+  parseTarget,
+  TargetReads,
+  type TargetRow,
+  targetDigest,
+  targetEtag,
+  targetV2,
+} from "./target.ts";
+import { TargetCache } from "./target-cache.ts";
 import { targetV3 } from "./target-v3.ts";
 
 export interface DeviceDeps {
@@ -25,7 +36,14 @@ export interface DeviceDeps {
   readonly requireCaller: (request: FastifyRequest) => Promise<Authenticated>;
   /** A device not heard from for this long is marked offline. */
   readonly offlineAfterSeconds: number;
+  /** The change bus, whose announcements keep the target-state cache true. */
+  readonly events: EventBus;
+  /** How many devices' target digests the cache holds (target-cache.ts); 0: no cache. */
+  readonly targetCacheSize?: number;
 }
+
+// About 200 bytes a device: 20 MB. A larger fleet re-reads its least recently polled devices.
+const TARGET_CACHE_SIZE = 100_000;
 
 const registration = z.strictObject({
   application: z.number().int().positive(),
@@ -64,6 +82,9 @@ function registering(caller: Authenticated): Permissions {
 export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const { db, model, keys } = deps;
   const targets = new TargetReads(model);
+  const cache = new TargetCache(deps.targetCacheSize ?? TARGET_CACHE_SIZE);
+  const unfollow = cache.size > 0 ? cache.follow(deps.events) : undefined;
+  app.addHook("onClose", async () => unfollow?.());
 
   /** A provisioning key registers into its own fleet; a user into a fleet they may change. */
   async function mayRegister(caller: Authenticated, fleet: number): Promise<void> {
@@ -118,9 +139,30 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return caller;
   }
 
+  /** The device's target read now, and kept in the cache unless a change was announced meanwhile. */
+  async function readTarget(caller: DeviceCaller): Promise<{ row: TargetRow; digest: string }> {
+    const at = cache.stamp();
+    const json = await targets.read(db, caller);
+    if (json === undefined) throw new NotFound(`No device ${caller.uuid}`);
+    const row = parseTarget(json);
+    const digest = targetDigest(json);
+    const fleet = row.belongs_to__application;
+    cache.keep(
+      caller.deviceId,
+      {
+        digest,
+        fleet: fleet.id,
+        pin: row.should_be_running__release?.id ?? 0,
+        release: fleet.should_be_running__release?.id ?? 0,
+      },
+      at,
+    );
+    return { row, digest };
+  }
+
   /**
-   * A target-state read with an ETag: `If-None-Match` naming the current one is a 304 with no
-   * body, decided before the read's text is parsed (target.ts).
+   * A target-state read with an ETag: `If-None-Match` naming the one the cache knows is a 304 with
+   * no statement (the caller's credential may come from its own cache too); else the state is read.
    */
   async function sendTarget(
     request: FastifyRequest<{ Params: { uuid: string } }>,
@@ -128,15 +170,17 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     endpoint: "v2" | "v3",
   ): Promise<FastifyReply> {
     const caller = await asDevice(request);
-    const json = await targets.read(db, caller);
-    if (json === undefined) throw new NotFound(`No device ${caller.uuid}`);
-    const etag = targetEtag(endpoint, json);
+    const ifNoneMatch = request.headers["if-none-match"];
+    const known = cache.digest(caller);
+    if (known !== undefined && notModified(ifNoneMatch, targetEtag(endpoint, known)))
+      return reply.header("etag", targetEtag(endpoint, known)).code(304).send();
+    const { row, digest } = await readTarget(caller);
+    const etag = targetEtag(endpoint, digest);
     reply.header("etag", etag);
-    if (notModified(request.headers["if-none-match"], etag)) return reply.code(304).send();
-    const target = parseTarget(json);
+    if (notModified(ifNoneMatch, etag)) return reply.code(304).send();
     return reply
       .type("application/json; charset=utf-8")
-      .send(JSON.stringify(endpoint === "v3" ? targetV3(target) : targetV2(target)));
+      .send(JSON.stringify(endpoint === "v3" ? targetV3(row) : targetV2(row)));
   }
 
   app.patch<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request, reply) => {

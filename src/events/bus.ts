@@ -7,18 +7,29 @@ export type Handler = (payload: string) => void;
 interface Subscriber {
   readonly handler: Handler;
   readonly missed?: () => void;
+  readonly lost?: () => void;
 }
 
 /** The change bus between fleetgate instances: PostgreSQL LISTEN/NOTIFY, no server of its own. */
 export interface EventBus {
   /**
    * Calls `handler` with each payload NOTIFYed on `channel` until the returned function is called;
-   * `closed` when the bus closes first; `missed` once it listens again after losing its connection,
-   * when the payloads NOTIFYed meanwhile are lost: the subscriber reads again what it watches.
+   * `closed` when the bus closes first; `lost` as soon as its connection is lost (payloads may go
+   * unheard from then on); `missed` once it listens again after that, when the payloads NOTIFYed
+   * meanwhile are lost: the subscriber reads again what it watches.
    */
-  subscribe(channel: Channel, handler: Handler, closed?: () => void, missed?: () => void): () => void;
-  /** Resolves once the LISTEN of `channel` is in place (or failed), so a read after it misses no change. */
-  listening(channel: Channel): Promise<void>;
+  subscribe(
+    channel: Channel,
+    handler: Handler,
+    closed?: () => void,
+    missed?: () => void,
+    lost?: () => void,
+  ): () => void;
+  /**
+   * Resolves once the LISTEN of `channel` is in place (or failed), so a read after it misses no
+   * change: true when it listens, false when it failed or this database cannot listen.
+   */
+  listening(channel: Channel): Promise<boolean>;
   /** Stops listening (server shutdown): every subscriber's `closed` is called, handlers get nothing more. */
   close(): Promise<void>;
 }
@@ -52,8 +63,9 @@ export function createBus(db: Database, logger: Logger): EventBus {
       logger.warn({ channel }, "listening again: notifications sent meanwhile were lost");
       each((subscriber) => subscriber.missed?.());
     };
+    const lost = () => each((subscriber) => subscriber.lost?.());
     return (
-      db.listen?.(channel, (payload) => each((subscriber) => subscriber.handler(payload)), missed) ??
+      db.listen?.(channel, (payload) => each((subscriber) => subscriber.handler(payload)), missed, lost) ??
       Promise.resolve(undefined)
     ).catch((error: unknown) => {
       logger.error({ err: error, channel }, "LISTEN failed");
@@ -69,7 +81,7 @@ export function createBus(db: Database, logger: Logger): EventBus {
   };
 
   return {
-    subscribe(channel, handler, onClosed, missed) {
+    subscribe(channel, handler, onClosed, missed, lost) {
       if (closed) {
         onClosed?.();
         return () => {};
@@ -82,7 +94,7 @@ export function createBus(db: Database, logger: Logger): EventBus {
         channels.set(channel, entry);
       }
       // An object of its own: the same handler may subscribe twice.
-      const subscriber: Subscriber = { handler, ...(missed ? { missed } : {}) };
+      const subscriber: Subscriber = { handler, ...(missed ? { missed } : {}), ...(lost ? { lost } : {}) };
       entry.subscribers.add(subscriber);
       return () => {
         if (onClosed) closers.delete(onClosed);
@@ -91,7 +103,7 @@ export function createBus(db: Database, logger: Logger): EventBus {
       };
     },
     async listening(channel) {
-      await channels.get(channel)?.stop;
+      return (await channels.get(channel)?.stop) !== undefined;
     },
     async close() {
       closed = true;

@@ -245,7 +245,7 @@ describe.each(databaseKinds)("the target-state reads on %s", (kind) => {
   });
 
   describe.each(["v2", "v3"] as const)("%s ETags", (version) => {
-    it("answers 304 with no body while nothing changed, and one statement", async () => {
+    it("answers 304 with no body while nothing changed, and no statement (the cache knows its ETag)", async () => {
       const { id, key } = await register(1);
       const first = await target(version, id, key);
       const etag = first.headers.etag as string;
@@ -254,7 +254,7 @@ describe.each(databaseKinds)("the target-state reads on %s", (kind) => {
       expect(again.statusCode).toBe(304);
       expect(again.body).toBe("");
       expect(again.headers.etag).toBe(etag);
-      expect(again.headers["x-sql-statements"]).toBe("1");
+      expect(again.headers["x-sql-statements"]).toBe("0");
       // As RFC 9110 compares If-None-Match: weakly, in a list, or `*`.
       expect((await target(version, id, key, `W/${etag}`)).statusCode).toBe(304);
       expect((await target(version, id, key, `"nope", ${etag}`)).statusCode).toBe(304);
@@ -324,7 +324,14 @@ describe.each(databaseKinds)("the target-state reads on %s", (kind) => {
       ];
       for (const [what, change] of changes) {
         await change();
-        const changed = await target(version, id, key, etag);
+        // The target-state cache answers from memory until the change's announcement arrives (on
+        // PostgreSQL a moment after the write's answer): within a second. A poll answered from
+        // memory does no I/O, so the loop waits a moment between polls for the announcement's.
+        let changed = await target(version, id, key, etag);
+        for (const since = Date.now(); changed.statusCode === 304 && Date.now() - since < 1_000; ) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          changed = await target(version, id, key, etag);
+        }
         expect(changed.statusCode, what).toBe(200);
         const next = changed.headers.etag as string;
         expect(next, what).not.toBe(etag);

@@ -227,7 +227,7 @@ describe("CredentialWatch", () => {
         handlers.add(handler);
         return () => handlers.delete(handler);
       },
-      listening: async () => {},
+      listening: async () => true,
       close: async () => {},
     };
     return {

@@ -21,7 +21,8 @@ export interface TestServer {
 // The test admin lives far above the ids the tests create, so it does not move their serial ids.
 const TEST_ADMIN_ID = 1_000_000;
 
-async function testAdminKey(test: TestDatabase): Promise<string> {
+/** Makes the test admin (once per database) and an API key of theirs. */
+export async function testAdminKey(test: TestDatabase): Promise<string> {
   await test.db.query({ text: `INSERT INTO "actor" ("id") VALUES ($1::int4)`, values: [TEST_ADMIN_ID] });
   await test.db.query({
     text: `INSERT INTO "user" ("id", "actor", "username", "email", "password", "jwt_secret", "is_admin")
