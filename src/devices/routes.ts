@@ -198,12 +198,18 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return reply.code(200).send();
   });
 
-  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", (request, reply) =>
+  // A target read fills the target-state cache, which stays true only if what it reads is at least
+  // as new as the announcements it has heard: a lagging replica could fill it with a target older
+  // than a change already announced, answered until the next change. So targets read on the primary
+  // (http/unit-of-work.ts: a route that decides itself, and never chooses a replica); the cache
+  // answers most polls with no statement at all.
+  const onPrimary = { config: { replicaReads: "own decision" } };
+  app.get<{ Params: { uuid: string } }>("/device/v2/:uuid/state", onPrimary, (request, reply) =>
     sendTarget(request, reply, "v2"),
   );
 
   // The target a balena-supervisor (v12 and later) polls, with If-None-Match.
-  app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", (request, reply) =>
+  app.get<{ Params: { uuid: string } }>("/device/v3/:uuid/state", onPrimary, (request, reply) =>
     sendTarget(request, reply, "v3"),
   );
 
