@@ -168,6 +168,9 @@ export function fieldLimit(maxFields: number): Plugin {
   };
 }
 
+/** The last request refused for its cost, by document. */
+const refused = new WeakMap<DocumentNode, { readonly request: string; readonly message: string }>();
+
 /**
  * Charges a query operation's cost before the executor starts: its root fields are planned (the
  * resolvers then use these plans) and an operation over GRAPHQL_MAX_COST is refused with no `data`.
@@ -175,6 +178,14 @@ export function fieldLimit(maxFields: number): Plugin {
  */
 export const costLimit: Plugin<GraphQLContext> = {
   onExecute({ args, setResultAndStopExecution }) {
+    // A refused request runs again through yoga's HTTP layer for its answer (yoga.ts): the cost
+    // depends on the document, operation and variables alone, so their refusal is kept.
+    const request = `${args.operationName ?? ""}\n${JSON.stringify(args.variableValues ?? {})}`;
+    const known = refused.get(args.document);
+    if (known?.request === request) {
+      setResultAndStopExecution({ errors: [refusal(known.message)] });
+      return;
+    }
     const operation = getOperationAST(args.document, args.operationName);
     const parentType = args.schema.getQueryType();
     if (operation?.operation !== OperationTypeNode.QUERY || !parentType) return;
@@ -195,6 +206,8 @@ export const costLimit: Plugin<GraphQLContext> = {
       operation,
       parentType: parentType as GraphQLObjectType,
     });
-    if (over) setResultAndStopExecution({ errors: [refusal(over.message)] });
+    if (!over) return;
+    refused.set(args.document, { request, message: over.message });
+    setResultAndStopExecution({ errors: [refusal(over.message)] });
   },
 };
