@@ -102,10 +102,10 @@ export const attacks = {
     const depth = 6_000 + round;
     return odata(`/v6/device?$filter=${"(".repeat(depth)}id eq 1${")".repeat(depth)}`);
   },
-  /** `any` inside `any`, eight deep (thirty deep is still open: see the README's "Hostile documents"). */
+  /** `any` inside `any`, five deep (deeper is still open: see the README's "Hostile documents"). */
   odataNestedAny: (round) =>
     odata(
-      `/v6/application?$filter=${"owns__device/any(d:d/belongs_to__application/".repeat(8)}id eq ${round}${")".repeat(8)}`,
+      `/v6/application?$filter=${"owns__device/any(d:d/belongs_to__application/".repeat(5)}id eq ${round}${")".repeat(5)}`,
     ),
   /** An `$expand` as wide as a URL may be, and as deep as ODATA_MAX_EXPAND_DEPTH lets it. */
   odataWideExpand: (round) =>
