@@ -184,6 +184,10 @@ const schema = z.object({
   // GraphQL at /graphql: the protections, and whether the schema may be explored.
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),
+  // The most fields a document may select, each fragment's counted wherever it is spread: what
+  // validation, planning and execution take grows with it (issue 45). 2,000 keeps the bench's 300
+  // aliases of five fields (W4d) and refuses a new document before it holds the event loop for long.
+  GRAPHQL_MAX_FIELDS: z.coerce.number().int().positive().default(2000),
   GRAPHQL_MAX_FIRST: z.coerce.number().int().positive().default(1000),
   GRAPHQL_MAX_BODY_BYTES: z.coerce
     .number()

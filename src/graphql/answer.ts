@@ -136,6 +136,8 @@ function plan(
   };
   const { selection } = context.core;
   const { plans, args: argsOf, rows } = selection.planRootFields(root, "answer");
+  // Over the cost limit: refused before anything is compiled (document-limits.ts).
+  if (!selection.fits(context.cost, rows)) return undefined;
   const readContextOf = readContext(context);
   const drafts: Draft[] = [];
   try {

@@ -121,8 +121,19 @@ export class SelectionPlanner {
     return planned;
   }
 
-  private planRoots(cost: RequestCost, info: GraphQLResolveInfo): RootPlans {
-    const { plans, rows } = this.planRootFields(info, "fields");
+  /**
+   * Plans and charges an operation's root fields before its first resolver runs (document-limits.ts),
+   * which then finds them planned; the refusal when the operation is over the cost limit.
+   */
+  chargeOperation(cost: RequestCost, root: RootOperation): Error | undefined {
+    cost.roots ??= this.planRoots(cost, root);
+    if (cost.rows <= this.maxCost) return undefined;
+    const refused = cost.roots.values().next().value;
+    return refused instanceof Error ? refused : undefined;
+  }
+
+  private planRoots(cost: RequestCost, root: RootOperation): RootPlans {
+    const { plans, rows } = this.planRootFields(root, "fields");
     try {
       this.add(cost, rows);
     } catch (refused) {

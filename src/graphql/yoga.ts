@@ -29,6 +29,7 @@ import type { Model } from "../model/types.ts";
 import { answerBySql, type GraphQLAnswers } from "./answer.ts";
 import type { GraphQLContext, GraphQLCore, ServerContext } from "./context.ts";
 import { CredentialWatch } from "./credential-watch.ts";
+import { costLimit, fieldLimit, jitCompilesCheaply } from "./document-limits.ts";
 import { DocumentPlans } from "./document-plans.ts";
 import { maskError, requestIdsInErrors, sendRequestError } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
@@ -245,7 +246,10 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       // per-field interpretation (most of the CPU of a 50-row list). graphql-jit cannot compile
       // variables of recursive input types (`where`), so those operations run on graphql-js, as do
       // subscriptions (runsOnJit).
-      useGraphQlJit({}, { enableIf: runsOnJit }),
+      useGraphQlJit({}, { enableIf: (args) => runsOnJit(args) && jitCompilesCheaply(args.document) }),
+      // Before validation, planning and compiling: their time grows with the document (issue 45).
+      fieldLimit(config.GRAPHQL_MAX_FIELDS),
+      costLimit,
       maxDepthPlugin({ n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, propagateOnRejection: true }),
       ...(config.GRAPHQL_INTROSPECTION ? [] : [withoutIntrospection]),
       requestIdsInErrors,

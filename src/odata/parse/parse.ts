@@ -46,9 +46,22 @@ export function parse(url: string): ODataQuery {
       );
     }
     if (error instanceof URIError) throw new BadRequest(`Malformed percent-encoding in OData URL`);
-    throw error;
+    throw nestedTooDeeply(error);
   }
-  return new Converter(parsed.binds).query(parsed.tree);
+  try {
+    return new Converter(parsed.binds).query(parsed.tree);
+  } catch (error) {
+    throw nestedTooDeeply(error);
+  }
+}
+
+/**
+ * The parser and the converter recurse once per level of parentheses, `not(…)` or `$expand`: a URL
+ * nested deeper than the stack goes (thousands of levels fit in the longest URL) is the client's
+ * mistake, a 400, not a 500.
+ */
+function nestedTooDeeply(error: unknown): unknown {
+  return error instanceof RangeError ? new BadRequest("The OData URL is nested too deeply") : error;
 }
 
 class Converter {
@@ -176,12 +189,14 @@ class Converter {
   private select(value: Raw): string[] | undefined {
     if (value === "*") return undefined;
     const properties = isObject(value) && Array.isArray(value.properties) ? value.properties : [];
-    return properties.map((property: Raw) => {
+    const names = properties.map((property: Raw) => {
       if (!isObject(property) || typeof property.name !== "string" || Object.keys(property).length !== 1) {
         throw new BadRequest("$select takes field and navigation names (use $expand for paths and counts)");
       }
       return property.name;
     });
+    // A name given twice selects it once: each would be a column, and PostgreSQL takes at most 1,664.
+    return [...new Set(names)];
   }
 
   private expand(value: Raw): ExpandItem[] {
