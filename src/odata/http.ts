@@ -90,7 +90,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
       const { permissions, actor } = await deps.callerOf(request);
       // Writing needs a credential, whatever the caller's predicate would allow.
       if (actor === undefined) throw new Unauthorized();
-      const v4 = wantsV4(request.headers, formatInUrl(request.url));
+      const v4 = wantsV4(version, request.headers, formatInUrl(request.url));
       const result = await write(
         {
           method: request.method,
