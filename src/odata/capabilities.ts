@@ -69,8 +69,8 @@ function concurrencyAnnotation(resource: Resource): string {
 
 /**
  * What the service as a whole supports, on its entity container: `$batch` (whose vocabulary default
- * is "supported") only where the root answers it, in both standard formats, each change set one
- * transaction (./batch/); nothing of the Capabilities tags it leaves unsaid (cross joins,
+ * is "supported") only where the root answers it, in OData 4.01's JSON form, each atomicity group
+ * one transaction (./batch/); nothing of the Capabilities tags it leaves unsaid (cross joins,
  * asynchronous requests, key-as-segment), whose absence means "not supported".
  */
 export function containerAnnotations(batch: boolean): string {
@@ -85,7 +85,7 @@ export function containerAnnotations(batch: boolean): string {
       bool("ReferencesAcrossChangeSetsSupported", false),
       bool("EtagReferencesSupported", false),
       bool("RequestBodyOrderSupported", true),
-      '<PropertyValue Property="SupportedFormats"><Collection><String>multipart/mixed</String><String>application/json</String></Collection></PropertyValue>',
+      '<PropertyValue Property="SupportedFormats"><Collection><String>application/json</String></Collection></PropertyValue>',
     ].join(""),
   )}`;
 }

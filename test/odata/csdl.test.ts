@@ -25,7 +25,7 @@ type Csdl = Record<string, unknown> & { $EntityContainer: string };
 
 const capabilities = "@Org.OData.Capabilities.V1";
 // The roots that answer $batch (src/odata/batch/).
-const batchRoots: readonly string[] = [];
+const batchRoots: readonly string[] = ["odata"];
 
 describe.each(databaseKinds)("$metadata as CSDL on %s", (kind) => {
   let server: TestServer;

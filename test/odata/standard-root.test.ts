@@ -85,9 +85,17 @@ describe.each(databaseKinds)("the standard OData v4 root /odata/ on %s", (kind) 
   ];
 
   it("every read answers as /v7/ with OData-MaxVersion: 4.0, with no header", async () => {
+    // $batch is answered at /odata/ only, which its $metadata says.
+    const batchless = (response: Response) => ({
+      ...response,
+      body: response.body.replaceAll(
+        /<Annotation Term="Org\.OData\.Capabilities\.V1\.Batch.*?(?=<\/EntityContainer>)/g,
+        "",
+      ),
+    });
     for (const path of reads()) {
       const { standard, v7 } = await both("GET", path);
-      expect(comparable(standard), path).toEqual(comparable(v7));
+      expect(comparable(batchless(standard)), path).toEqual(comparable(batchless(v7)));
       expect(standard.headers["odata-version"], path).toBe("4.0");
     }
   });
