@@ -181,6 +181,15 @@ const schema = z.object({
   ODATA_MAX_COST: z.coerce.number().int().positive().default(10_000_000_000),
   ODATA_UNBOUNDED_ROWS: z.coerce.number().int().positive().default(1000),
   ODATA_MAX_EXPAND_DEPTH: z.coerce.number().int().positive().default(5),
+  // $batch at /odata/$batch: the most requests one batch holds, and its largest body. Each request
+  // has the limits of a request of its own, so a batch costs at most this many requests' worth.
+  ODATA_BATCH_MAX_PARTS: z.coerce.number().int().positive().max(1000).default(100),
+  ODATA_BATCH_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   // GraphQL at /graphql: the protections, and whether the schema may be explored.
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().positive().default(10),
   GRAPHQL_MAX_COST: z.coerce.number().int().positive().default(1_000_000_000),

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { clientErrorOf } from "../core/client-errors.ts";
-import { formatInUrl, wantsV4 } from "../odata/format.ts";
+import { formatInUrl, rootOf, wantsV4 } from "../odata/format.ts";
 import { V4_HEADERS } from "../odata/serialize.ts";
 
 /**
@@ -16,7 +16,7 @@ export function sendError(error: unknown, request: FastifyRequest, reply: Fastif
   const code = known?.code ?? "INTERNAL_SERVER_ERROR";
   const message = known?.message ?? `Internal server error (id ${request.id})`;
   if (known && "retryAfterSeconds" in known) reply.header("retry-after", String(known.retryAfterSeconds));
-  const v4 = wantsV4(request.headers, formatInUrl(request.url));
+  const v4 = wantsV4(rootOf(request.url), request.headers, formatInUrl(request.url));
   if (v4) reply.headers(V4_HEADERS);
   const body = v4 ? { error: { code, message } } : message;
   reply.code(status).type("application/json").send(JSON.stringify(body));

@@ -23,6 +23,8 @@ interface DmmfField {
   isUnique: boolean;
   isId: boolean;
   hasDefaultValue: boolean;
+  /** A constant, or a function such as `{ name: "autoincrement" }`. */
+  default?: unknown;
   relationFromFields?: string[];
   relationToFields?: string[];
 }
@@ -34,6 +36,14 @@ interface DmmfModel {
 }
 export interface Datamodel {
   models: DmmfModel[];
+}
+
+/** A column's default when it is a constant (not `autoincrement()`, `now()`, `dbgenerated(…)`). */
+function constantDefault(field: DmmfField): { defaultValue?: string | number | boolean } {
+  const value = field.default;
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+    ? { defaultValue: value }
+    : {};
 }
 
 const scalarTypes: Record<string, ScalarType> = {
@@ -102,6 +112,7 @@ export function buildModel(source: Datamodel = datamodel as unknown as Datamodel
         type,
         nullable: !field.isRequired,
         hasDefault: field.hasDefaultValue,
+        ...constantDefault(field),
         computed: false,
         selectedByDefault: true,
         ...(link ? { link } : {}),

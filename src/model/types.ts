@@ -6,6 +6,8 @@ export interface Field {
   readonly nullable: boolean;
   /** The column has a default, which PUT restores when a field is left out. */
   readonly hasDefault: boolean;
+  /** The column's default when it is a constant (`false`, `"unknown"`), for `$metadata`'s DefaultValue. */
+  readonly defaultValue?: string | number | boolean;
   /**
    * For a foreign key: the table it points to; read as `{"__id": N}` unless expanded. It can be
    * expanded (a navigation of the same name exists) unless the table is internal (`actor`).

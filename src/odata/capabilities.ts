@@ -44,6 +44,8 @@ export function capabilityAnnotations(resource: Resource, maxExpandDepth: number
       }`,
     ),
     term("CountRestrictions", bool("Countable", true)),
+    // No $search: its default in the vocabulary is "searchable".
+    term("SearchRestrictions", bool("Searchable", false)),
     '<Annotation Term="Org.OData.Capabilities.V1.TopSupported" Bool="true"/>',
     '<Annotation Term="Org.OData.Capabilities.V1.SkipSupported" Bool="true"/>',
     concurrencyAnnotation(resource),
@@ -63,4 +65,27 @@ function concurrencyAnnotation(resource: Resource): string {
   return `<Annotation Term="Org.OData.Core.V1.OptimisticConcurrency"><Collection>${properties
     .map((name) => `<PropertyPath>${name}</PropertyPath>`)
     .join("")}</Collection></Annotation>`;
+}
+
+/**
+ * What the service as a whole supports, on its entity container: `$batch` (whose vocabulary default
+ * is "supported") only where the root answers it, in OData 4.01's JSON form, each atomicity group
+ * one transaction (./batch/); nothing of the Capabilities tags it leaves unsaid (cross joins,
+ * asynchronous requests, key-as-segment), whose absence means "not supported".
+ */
+export function containerAnnotations(batch: boolean): string {
+  const supported = `<Annotation Term="Org.OData.Capabilities.V1.BatchSupported" Bool="${batch}"/>`;
+  if (!batch) return supported;
+  return `${supported}${term(
+    "BatchSupport",
+    [
+      bool("Supported", true),
+      bool("ContinueOnErrorSupported", false),
+      bool("ReferencesInRequestBodiesSupported", false),
+      bool("ReferencesAcrossChangeSetsSupported", false),
+      bool("EtagReferencesSupported", false),
+      bool("RequestBodyOrderSupported", true),
+      '<PropertyValue Property="SupportedFormats"><Collection><String>application/json</String></Collection></PropertyValue>',
+    ].join(""),
+  )}`;
 }

@@ -41,7 +41,7 @@ function nestedEntity(names: Names, target: Resource, value: unknown, where: str
   const split = splitDeepBody(value, target, names);
   const own = v4Body(split.own, target);
   const body = names.translator
-    ? names.translator.body(names.translator.place(target.name), own, "create")
+    ? names.translator.body(names.translator.place(target.name), own, "create", true)
     : own;
   return { body, deep: split.deep };
 }

@@ -12,11 +12,23 @@ const version4 = /^\s*4(?:\.\d+)?\s*$/;
 const odataParameter = /;\s*odata\.[a-z]+\s*=/i;
 
 /**
- * Standard OData v4 JSON when the client asks for it as OData v4 Protocol §8.2 lets it:
- * `OData-MaxVersion: 4.x` (or `OData-Version: 4.x`), an `odata.*` parameter of the JSON format in
- * Accept or in `$format`. pinejs's clients send none of these and keep the pinejs wire format.
+ * The standard OData v4 service root: the newest model (versions/index.ts), always in OData v4's
+ * format, so that a client generated from its `$metadata` needs no header to get what the
+ * metadata describes. `/v1`–`/v7` keep pinejs's format unless the client negotiates v4.
  */
-export function wantsV4(headers: NegotiationHeaders, format: QueryOptions["format"]): boolean {
+export const STANDARD_ROOT = "odata";
+
+/** The service root a URL is under: `v6` of `/v6/device(1)`, `odata` of `/odata/$metadata`. */
+export const rootOf = (url: string): string => url.split(/[/?]/, 2)[1] ?? "";
+
+/**
+ * Standard OData v4 JSON: always under the standard root; elsewhere when the client asks for it as
+ * OData v4 Protocol §8.2 lets it: `OData-MaxVersion: 4.x` (or `OData-Version: 4.x`), an `odata.*`
+ * parameter of the JSON format in Accept or in `$format`. pinejs's clients send none of these and
+ * keep the pinejs wire format.
+ */
+export function wantsV4(root: string, headers: NegotiationHeaders, format: QueryOptions["format"]): boolean {
+  if (root === STANDARD_ROOT) return true;
   const maxVersion = headers["odata-maxversion"];
   if (maxVersion !== undefined && version4.test(maxVersion)) return true;
   if (headers["odata-version"]?.trim().startsWith("4")) return true;

@@ -5,7 +5,8 @@ import type { ReadLimits } from "../core/limits.ts";
 import type { Database } from "../db/database.ts";
 import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import { formatInUrl, wantsV4 } from "./format.ts";
+import { batchRoute } from "./batch/route.ts";
+import { formatInUrl, STANDARD_ROOT, wantsV4 } from "./format.ts";
 import { metadataDocument, serviceDocument } from "./metadata.ts";
 import { type ReadContext, read } from "./read.ts";
 import { V4_HEADERS } from "./serialize.ts";
@@ -29,6 +30,8 @@ export interface ODataDeps {
   readonly limits: ReadLimits;
   /** Compiled reads by URL and by query shape (read.ts). */
   readonly statementCaches?: ReadContext["statementCaches"];
+  /** The bounds of one $batch (./batch/). */
+  readonly batch?: { readonly maxParts: number; readonly maxBytes: number };
 }
 
 /** pinejs answers a write the caller may not make with 401 "Unauthorized"; its clients rely on it. */
@@ -41,9 +44,12 @@ const headerText = (value: string | string[] | undefined) => (Array.isArray(valu
 /** `/v1/…` to `/v6/…`: reads the request, calls the read or write core, sends. */
 export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
   for (const version of deps.versions.names) {
+    const batch = version === STANDARD_ROOT && deps.batch !== undefined;
     const metadata = metadataDocument(deps.versions.view(version).model, {
       maxExpandDepth: deps.limits.maxExpandDepth,
+      batch,
     });
+    if (batch && deps.batch) batchRoute(app, `/${version}/$batch`, { ...deps, batch: deps.batch });
     const rest = (request: FastifyRequest) => request.url.slice(version.length + 1);
 
     app.get(`/${version}/$metadata`, async (request, reply) => {
@@ -90,7 +96,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
       const { permissions, actor } = await deps.callerOf(request);
       // Writing needs a credential, whatever the caller's predicate would allow.
       if (actor === undefined) throw new Unauthorized();
-      const v4 = wantsV4(request.headers, formatInUrl(request.url));
+      const v4 = wantsV4(version, request.headers, formatInUrl(request.url));
       const result = await write(
         {
           method: request.method,

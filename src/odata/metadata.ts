@@ -1,5 +1,5 @@
-import type { Model, Navigation, Resource, ScalarType } from "../model/types.ts";
-import { capabilityAnnotations, vocabularyReferences } from "./capabilities.ts";
+import type { Field, Model, Navigation, Resource, ScalarType } from "../model/types.ts";
+import { capabilityAnnotations, containerAnnotations, vocabularyReferences } from "./capabilities.ts";
 import { fkProperty, isNavigableLink } from "./fk-properties.ts";
 
 const edmTypes: Record<ScalarType, string> = {
@@ -62,13 +62,39 @@ function alternateKeys(resource: Resource): string {
   return `<Annotation Term="Org.OData.Core.V1.AlternateKeys"><Collection>${records}</Collection></Annotation>`;
 }
 
+const core = (term: string) => `<Annotation Term="Org.OData.Core.V1.${term}" Bool="true"/>`;
+const READ_ONLY =
+  '<Annotation Term="Org.OData.Core.V1.Permissions" EnumMember="Org.OData.Core.V1.Permission/Read"/>';
+
+/**
+ * What a client may write of a property, as the write core decides it (Core vocabulary): the
+ * server assigns what no caller writes (`id`, `created_at`, `actor`, computed fields: Computed,
+ * read-only), what is given once cannot change (Immutable), and a property that is never null yet
+ * not required (a uuid, a time) is computed when a create leaves it out (ComputedDefaultValue). A
+ * generated client then leaves them out of its create and update types.
+ */
+function propertyAnnotations(resource: Resource, field: Field): string {
+  const creatable = resource.writability.create.includes(field.name);
+  const updatable = resource.writability.update.includes(field.name);
+  if (field.computed || (!creatable && !updatable)) return `${COMPUTED}${READ_ONLY}`;
+  // Not required, yet never null: the database's default or the resource's rules fill it in.
+  const filledIn =
+    field.hasDefault || (!field.nullable && !resource.writability.required.includes(field.name));
+  const computedDefault =
+    creatable && filledIn && field.defaultValue === undefined ? core("ComputedDefaultValue") : "";
+  return `${creatable && !updatable ? core("Immutable") : ""}${computedDefault}`;
+}
+
+/** CSDL v4.0 §6.2.7: a constant default of the column, in the property's type. */
+const defaultValue = (field: Field) =>
+  field.defaultValue === undefined ? "" : ` DefaultValue="${xml(String(field.defaultValue))}"`;
+
 function entityType(model: Model, resource: Resource, namespace: string): string {
   const members: string[] = ['<Key><PropertyRef Name="id"/></Key>'];
   for (const field of resource.fields.values()) {
-    const computed = field.computed ? COMPUTED : "";
     const name = isNavigableLink(resource, field.name) ? fkProperty(field.name) : field.name;
     members.push(
-      `<Property Name="${xml(name)}" Type="${edmTypes[field.type]}" Nullable="${field.nullable}">${computed}</Property>`,
+      `<Property Name="${xml(name)}" Type="${edmTypes[field.type]}" Nullable="${field.nullable}"${defaultValue(field)}>${propertyAnnotations(resource, field)}</Property>`,
     );
   }
   for (const navigation of resource.navigations.values()) {
@@ -82,6 +108,8 @@ export interface MetadataOptions {
   readonly namespace?: string;
   /** The deepest $expand a read may have (limits.ts), stated as ExpandRestrictions/MaxLevels. */
   readonly maxExpandDepth?: number;
+  /** The root answers `$batch` (./batch/). */
+  readonly batch?: boolean;
 }
 
 /**
@@ -110,7 +138,7 @@ export function metadataDocument(model: Model, options: MetadataOptions = {}): s
     "<edmx:DataServices>",
     `<Schema Namespace="${namespace}" xmlns="http://docs.oasis-open.org/odata/ns/edm">`,
     ...types,
-    `<EntityContainer Name="${namespace}">${sets.join("")}</EntityContainer>`,
+    `<EntityContainer Name="${namespace}">${sets.join("")}${containerAnnotations(options.batch === true)}</EntityContainer>`,
     "</Schema>",
     "</edmx:DataServices>",
     "</edmx:Edmx>",

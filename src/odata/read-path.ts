@@ -65,7 +65,7 @@ export async function readPath(
   request: { readonly version: string; readonly url: string; readonly headers: NegotiationHeaders },
   context: PathReadContext,
 ): Promise<Reply> {
-  const v4 = wantsV4(request.headers, formatInUrl(request.url));
+  const v4 = wantsV4(request.version, request.headers, formatInUrl(request.url));
   const end = pathEnd(request.url);
   // pinejs has no resource paths; a raw value or a count reads the same in either format.
   if (!v4 && end !== "$value" && end !== "$count") {

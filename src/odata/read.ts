@@ -66,7 +66,7 @@ export interface ReadRequest {
 /** parse → translate (to v6) → plan → limits → compile. */
 function compile(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
   const parsed = parse(request.url);
-  const format = wantsV4(request.headers, parsed.options.format) ? "v4" : "pinejs";
+  const format = wantsV4(request.version, request.headers, parsed.options.format) ? "v4" : "pinejs";
   const page =
     format === "v4" && !parsed.key && !parsed.count
       ? pageOf(parsed.options, maxPageSize(request.headers.prefer))
@@ -130,7 +130,7 @@ function compileByShape(request: ReadRequest, context: ReadContext): CompiledRea
   if (!statementCaches || !url) return compile(request, context);
   // Everything else a statement depends on: the version, the caller, the negotiated headers.
   const pageSize = maxPageSize(request.headers.prefer) ?? "";
-  const v4 = wantsV4(request.headers, undefined);
+  const v4 = wantsV4(request.version, request.headers, undefined);
   const level = v4 ? metadataLevel(request.headers, request.url) : "";
   const key = `${request.version} ${permissions.cacheKey} ${v4} ${level} ${pageSize} ${url.shape.key}`;
   const { statement, extra } = statementCaches.urls.compile(key, url.slots, (values) => {

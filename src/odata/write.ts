@@ -8,6 +8,7 @@ import {
   type WriteContext,
   type WriteTarget,
 } from "../core/write/write.ts";
+import { withinTransaction } from "../db/within-transaction.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import { splitDeepBody } from "./deep-insert.ts";
 import { entityTags } from "./etags.ts";
@@ -96,6 +97,35 @@ async function readV4(
   return { body: reply.body, etag: reply.headers.etag ? { etag: reply.headers.etag } : {} };
 }
 
+/**
+ * A PATCH or PUT of one entity and the entity's ETag after it, read in the write's transaction while
+ * its row is still locked, so the ETag is the one of this write and no other (OData v4 Protocol
+ * §11.4.3: a client's next If-Match sends it back). No ETag when the write leaves the entity out of
+ * what the caller may read.
+ */
+async function changeWithEtag<T>(
+  request: WriteRequest,
+  context: VersionedWriteContext,
+  change: (context: VersionedWriteContext) => Promise<T>,
+): Promise<{ outcome: T; etag: string | undefined }> {
+  return context.db.transaction(async (tx) => {
+    const within = { ...context, db: withinTransaction(context.db, tx) };
+    const outcome = await change(within);
+    const url = `${request.url.split("?")[0] as string}?$select=id`;
+    const etag = await read(
+      { version: request.version, url, headers: { "odata-version": "4.0" } },
+      within,
+    ).then(
+      (reply) => reply.headers.etag,
+      (error: unknown) => {
+        if (error instanceof NotFound) return undefined;
+        throw error;
+      },
+    );
+    return { outcome, etag };
+  });
+}
+
 const preferred = (prefer: string | undefined) =>
   /\breturn\s*=\s*(representation|minimal)\b/i.exec(prefer ?? "")?.[1]?.toLowerCase();
 
@@ -167,13 +197,20 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
   }
   const target = targetOf(query, request.method, request.ifMatch);
   const options = { dryRun: request.dryRun };
-  const outcome =
+  const change = (within: VersionedWriteContext) =>
     request.method === "DELETE"
-      ? await deleteEntities(target, context, options)
-      : await updateEntities(target, body, context, {
-          ...options,
-          replace: request.method === "PUT",
-        });
+      ? deleteEntities(target, within, options)
+      : updateEntities(target, body, within, { ...options, replace: request.method === "PUT" });
+  // With return=representation the entity read after the write carries its ETag already.
+  const etagged =
+    request.v4 &&
+    query.key !== undefined &&
+    request.method !== "DELETE" &&
+    !request.dryRun &&
+    prefer !== "representation";
+  const { outcome, etag } = etagged
+    ? await changeWithEtag(request, context, change)
+    : { outcome: await change(context), etag: undefined };
   const headers = { [AFFECTED_ROWS_HEADER]: String(outcome.affected), "content-type": json };
   const table = resolveResource(context.model, query.resource).table;
   if (request.dryRun) {
@@ -212,7 +249,7 @@ export async function write(request: WriteRequest, context: VersionedWriteContex
       };
     }
     const { "content-type": _json, ...rest } = headers;
-    return { table, status: 204, headers: { ...rest, ...V4_HEADERS }, body: "" };
+    return { table, status: 204, headers: { ...rest, ...V4_HEADERS, ...(etag ? { etag } : {}) }, body: "" };
   }
   // pinejs wire: an empty success body, which v6 turned into the JSON string "OK".
   if (context.versions.view(request.version).writeReply === "empty") {

@@ -24,6 +24,8 @@ type Member = Record<string, unknown> & { $Kind?: string; $Type?: string };
 type Csdl = Record<string, unknown> & { $EntityContainer: string };
 
 const capabilities = "@Org.OData.Capabilities.V1";
+// The roots that answer $batch (src/odata/batch/).
+const batchRoots: readonly string[] = ["odata"];
 
 describe.each(databaseKinds)("$metadata as CSDL on %s", (kind) => {
   let server: TestServer;
@@ -31,7 +33,7 @@ describe.each(databaseKinds)("$metadata as CSDL on %s", (kind) => {
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    for (const version of ["v6", "v7", "v5", "v1"]) {
+    for (const version of ["v6", "v7", "v5", "v1", "odata"]) {
       const response = await server.app.inject({ method: "GET", url: `/${version}/$metadata` });
       expect(response.statusCode, response.body).toBe(200);
       csdl.set(version, xml2json(response.body, { strict: true, annotations: true }));
@@ -43,13 +45,16 @@ describe.each(databaseKinds)("$metadata as CSDL on %s", (kind) => {
   const entityTypes = (document: Csdl) =>
     Object.entries(schemaOf(document)).filter(([, member]) => member.$Kind === "EntityType");
 
-  it.each(["v6", "v7", "v5", "v1"])("%s: satisfies the CSDL JSON schema of the OData TC", (version) => {
-    const validate = new Ajv({ strict: false, allErrors: true }).compile(csdlSchema);
-    const document = csdl.get(version);
-    expect(validate(document), JSON.stringify(validate.errors, null, 1)?.slice(0, 2000)).toBe(true);
-  });
+  it.each(["v6", "v7", "v5", "v1", "odata"])(
+    "%s: satisfies the CSDL JSON schema of the OData TC",
+    (version) => {
+      const validate = new Ajv({ strict: false, allErrors: true }).compile(csdlSchema);
+      const document = csdl.get(version);
+      expect(validate(document), JSON.stringify(validate.errors, null, 1)?.slice(0, 2000)).toBe(true);
+    },
+  );
 
-  it.each(["v6", "v7", "v5", "v1"])(
+  it.each(["v6", "v7", "v5", "v1", "odata"])(
     "%s: every navigation's type, partner and referential constraint resolves",
     (version) => {
       const document = csdl.get(version) as Csdl;
@@ -164,6 +169,54 @@ describe.each(databaseKinds)("$metadata as CSDL on %s", (kind) => {
     for (const resource of model.resources.values()) {
       const changeable = resource.writability.update.length > 0 || resource.writability.deletable;
       expect(container[resource.name]?.[concurrency] !== undefined, resource.name).toBe(changeable);
+    }
+  });
+
+  it("what the server assigns is Computed and read-only, what is given once Immutable, constant defaults stated", () => {
+    const core = "@Org.OData.Core.V1";
+    const model = buildModel();
+    for (const version of ["odata", "v6"]) {
+      const device = schemaOf(csdl.get(version) as Csdl).device as Record<string, Member>;
+      for (const name of ["id", "created_at", "actor", "overall_status"]) {
+        expect(device[name]?.[`${core}.Computed`], `${version} device.${name}`).toBe(true);
+        expect(device[name]?.[`${core}.Permissions`], `${version} device.${name}`).toBe("Read");
+      }
+      // Given by the caller, or computed by the database when left out.
+      expect(device.uuid?.[`${core}.Computed`]).toBeUndefined();
+      expect(device.uuid?.[`${core}.ComputedDefaultValue`]).toBe(true);
+      expect(device.device_name?.[`${core}.Computed`]).toBeUndefined();
+      expect(device.is_online).toMatchObject({ $DefaultValue: false });
+      expect(device.api_heartbeat_state).toMatchObject({ $DefaultValue: "unknown" });
+    }
+    // Every property the write core lets no caller write, in every resource.
+    const schema = schemaOf(csdl.get("v6") as Csdl);
+    for (const resource of model.resources.values()) {
+      const type = schema[resource.name] as Record<string, Member>;
+      for (const field of resource.fields.values()) {
+        const name = field.link && resource.navigations.has(field.name) ? `${field.name}__id` : field.name;
+        const writable =
+          resource.writability.create.includes(field.name) ||
+          resource.writability.update.includes(field.name);
+        const where = `${resource.name}.${name}`;
+        expect(type[name]?.[`${core}.Computed`] === true, where).toBe(field.computed || !writable);
+        const immutable =
+          resource.writability.create.includes(field.name) &&
+          !resource.writability.update.includes(field.name);
+        expect(type[name]?.[`${core}.Immutable`] === true, where).toBe(!field.computed && immutable);
+      }
+    }
+  });
+
+  it("says exactly what is supported: no $search anywhere; $batch only where it is answered", () => {
+    for (const version of ["v6", "v7", "odata"]) {
+      const container = schemaOf(csdl.get(version) as Csdl).fleetgate as Record<string, unknown>;
+      for (const [name, set] of Object.entries(container)) {
+        if (typeof set !== "object" || set === null || !("$Type" in set)) continue;
+        expect((set as Record<string, unknown>)[`${capabilities}.SearchRestrictions`], name).toEqual({
+          Searchable: false,
+        });
+      }
+      expect(container[`${capabilities}.BatchSupported`], version).toBe(batchRoots.includes(version));
     }
   });
 });

@@ -98,7 +98,11 @@ describe.each(databaseKinds)("response formats on %s", (kind) => {
           const computed = childrenNamed(property, "Annotation").some(
             (a) => a.attributes.Term === "Org.OData.Core.V1.Computed" && a.attributes.Bool === "true",
           );
-          expect(computed, `${resource.name}.${field.name} Computed`).toBe(field.computed);
+          // Computed too: what no caller writes, which the server assigns (issue 47).
+          const writable = [...resource.writability.create, ...resource.writability.update].includes(
+            field.name,
+          );
+          expect(computed, `${resource.name}.${field.name} Computed`).toBe(field.computed || !writable);
         }
         for (const field of resource.fields.values()) {
           if (!expandable(field)) continue;

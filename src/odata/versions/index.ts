@@ -1,5 +1,6 @@
 import type { ODataQuery } from "../../core/query.ts";
 import type { Model } from "../../model/types.ts";
+import { STANDARD_ROOT } from "../format.ts";
 import type { VersionStep } from "./step.ts";
 import { VersionTranslator } from "./translate.ts";
 import { v1 } from "./v1.ts";
@@ -15,6 +16,8 @@ export const currentVersion = "v6";
 // Each step describes its version against the one it translates to, which comes before it here:
 // v7 is newer than the core, v5…v1 older.
 const steps: readonly VersionStep[] = [v7, v5, v4, v3, v2, v1];
+/** The newest model, which the standard OData v4 root (format.ts `STANDARD_ROOT`) serves. */
+export const newestVersion = "v7";
 
 export interface Versions {
   readonly names: readonly string[];
@@ -31,6 +34,9 @@ export function buildVersions(model: Model): Versions {
     if (!to) throw new Error(`versions: ${step.version} translates to unknown ${step.to}`);
     views.set(step.version, stepView(to, step));
   }
+  // The standard root reads and writes the newest model under its own name (its URLs, contexts
+  // and locations say `/odata/`).
+  views.set(STANDARD_ROOT, views.get(newestVersion) as VersionView);
   const translators = new Map(
     [...views]
       .filter(([name]) => name !== currentVersion)

@@ -147,11 +147,13 @@ export class VersionTranslator {
 
   /**
    * A write body in v6 names. A derived field (v5 `device_type: "<slug>"`) becomes its link, given
-   * by the key it names: the write core looks the row up inside its transaction.
+   * by the key it names: the write core looks the row up inside its transaction. A nested entity
+   * of a deep insert (`linked`) gets its link to the new entity from the write core, which checks
+   * what a create requires once it is set.
    */
-  body(place: Place, body: unknown, mode: "create" | "update"): unknown {
+  body(place: Place, body: unknown, mode: "create" | "update", linked = false): unknown {
     if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
-    if (mode === "create") {
+    if (mode === "create" && !linked) {
       for (const name of place.resource.writability.required) {
         if (!(name in body)) throw new BadRequest(`'${name}' is required to create a ${place.resource.name}`);
       }

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { credentialTables } from "../../auth/caller.ts";
+import type { Permissions } from "../../auth/permissions.ts";
+import type { ReadLimits } from "../../core/limits.ts";
+import type { Database } from "../../db/database.ts";
+import type { Model } from "../../model/types.ts";
+import { V4_HEADERS } from "../serialize.ts";
+import type { Versions } from "../versions/index.ts";
+import { parseJsonBatch, runJsonBatch } from "./json-batch.ts";
+
+/** What the batch route needs of the OData surface's dependencies (http.ts `ODataDeps`). */
+export interface BatchDeps {
+  readonly db: Database;
+  readonly model: Model;
+  readonly versions: Versions;
+  readonly callerOf: (
+    request: FastifyRequest,
+  ) => Promise<{ permissions: Permissions; actor: number | undefined }>;
+  readonly identitiesChanged: () => void;
+  readonly limits: ReadLimits;
+  readonly batch: { readonly maxParts: number; readonly maxBytes: number };
+}
+
+/**
+ * `POST <root>/$batch` (OData v4.01 Protocol §11.7): the JSON batch of OData 4.01. Every request in
+ * it runs with the caller of the batch, resolved once: their permissions, their read limits.
+ */
+export function batchRoute(app: FastifyInstance, url: string, deps: BatchDeps): void {
+  const bounds = deps.batch;
+  app.post(url, { bodyLimit: bounds.maxBytes }, async (request, reply) => {
+    const requests = parseJsonBatch(request.body, { maxParts: bounds.maxParts });
+    const { permissions, actor } = await deps.callerOf(request);
+    const context = {
+      db: deps.db,
+      model: deps.model,
+      versions: deps.versions,
+      permissions,
+      actor,
+      limits: deps.limits,
+      origin: `${request.protocol}://${request.host}`,
+    };
+    const { responses, tables } = await runJsonBatch(requests, deps.db, context);
+    if (tables.some((table) => credentialTables.has(table))) deps.identitiesChanged();
+    return reply.type("application/json").headers(V4_HEADERS).send(JSON.stringify({ responses }));
+  });
+}

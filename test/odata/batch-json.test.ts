@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createUser } from "../../src/accounts.ts";
+import { createApiKey } from "../../src/auth/api-keys.ts";
+import { buildModel } from "../../src/model/registry.ts";
+import { databaseKinds } from "../support/databases.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+import { basicWorld, World } from "../support/write-world.ts";
+
+// $batch in OData 4.01's JSON form at /odata/$batch (issue 47 item 2, issue 45 item 6): requests in
+// order, each atomicity group one transaction through the write core, per-request statuses; every
+// request with the caller's rights and limits; the batch bounded; a failure tells no more than the
+// same request alone would.
+
+type Row = Record<string, unknown>;
+interface Answer {
+  id: string;
+  status: number;
+  headers: Record<string, string>;
+  body?: Row & { error?: { code: string; message: string }; value?: Row[] };
+}
+
+describe.each(databaseKinds)("JSON $batch on %s", (kind) => {
+  let server: TestServer;
+  let world: Awaited<ReturnType<typeof basicWorld>>;
+  let member = "";
+  let theirs: { device: { id: number } };
+
+  async function userKey(username: string, organization: number): Promise<string> {
+    const db = server.test.db;
+    const id = await createUser(db, buildModel(), {
+      username,
+      email: `${username}@example.com`,
+      password: `${username}-password`,
+      isAdmin: false,
+    });
+    await db.prisma.organizationMembership.create({
+      data: { user: id, is_member_of__organization: organization },
+    });
+    const user = await db.prisma.user.findUniqueOrThrow({ where: { id } });
+    return createApiKey(db, { actor: user.actor, name: username });
+  }
+
+  beforeAll(async () => {
+    server = await startTestServer(kind, { ODATA_BATCH_MAX_PARTS: "6", ODATA_BATCH_MAX_BYTES: "8192" });
+    world = await basicWorld(server.test.db, "batch");
+    member = await userKey("batch-member", world.org.id);
+    const w = new World(server.test.db, "batchelsewhere");
+    const org = await w.organization();
+    theirs = { device: await w.device(await w.fleet(org, world.dtA)) };
+  });
+  afterAll(() => server.close());
+
+  const batch = async (requests: unknown[], key?: string) => {
+    const response = await server.app.inject({
+      method: "POST",
+      url: "/odata/$batch",
+      headers: key ? { authorization: `Bearer ${key}` } : {},
+      payload: { requests },
+    });
+    return { status: response.statusCode, body: JSON.parse(response.body) as { responses: Answer[] } & Row };
+  };
+  const fleetDevices = () =>
+    server.test.db.prisma.device.findMany({ where: { belongs_to__application: world.fleet.id } });
+
+  it("reads, creates and updates twice with If-Match in one batch, each with its own status", async () => {
+    const device = await world.w.device(world.fleet);
+    const { status, body } = await batch([
+      { id: "r", method: "GET", url: `device(${device.id})?$select=id,note` },
+      {
+        id: "c",
+        method: "POST",
+        url: "device",
+        body: { belongs_to__application__id: world.fleet.id, device_name: "in-batch" },
+      },
+      {
+        id: "n",
+        method: "GET",
+        url: `/odata/device/$count?$filter=belongs_to__application__id eq ${world.fleet.id}`,
+      },
+    ]);
+    expect(status).toBe(200);
+    const [read, created, count] = body.responses as [Answer, Answer, Answer];
+    expect(read).toMatchObject({ id: "r", status: 200, body: { id: device.id, note: null } });
+    expect(read.headers.etag).toMatch(/^W\//);
+    expect(created).toMatchObject({ id: "c", status: 201, body: { device_name: "in-batch" } });
+    expect(created.headers.location).toMatch(/^\/odata\/device\(\d+\)$/);
+    expect(count).toMatchObject({ id: "n", status: 200, body: String((await fleetDevices()).length) });
+    const etag = read.headers.etag as string;
+    const updates = await batch([
+      {
+        id: "1",
+        method: "PATCH",
+        url: `device(${device.id})`,
+        headers: { "If-Match": etag },
+        body: { note: "one" },
+      },
+    ]);
+    const first = updates.body.responses[0] as Answer;
+    expect(first.status).toBe(204);
+    const again = await batch([
+      {
+        id: "2",
+        method: "PATCH",
+        url: `device(${device.id})`,
+        headers: { "If-Match": first.headers.etag },
+        body: { note: "two" },
+      },
+      {
+        id: "3",
+        method: "PATCH",
+        url: `device(${device.id})`,
+        headers: { "If-Match": etag },
+        body: { note: "stale" },
+      },
+    ]);
+    expect(again.body.responses.map((answer) => answer.status)).toEqual([204, 412]);
+    expect((await server.test.db.prisma.device.findUniqueOrThrow({ where: { id: device.id } })).note).toBe(
+      "two",
+    );
+  });
+
+  it("an atomicity group is one transaction: one failure rolls back all of it; a dependant is 424", async () => {
+    const before = (await fleetDevices()).length;
+    const { body } = await batch([
+      {
+        id: "a",
+        atomicityGroup: "g",
+        method: "POST",
+        url: "device",
+        body: { belongs_to__application__id: world.fleet.id, device_name: "g-1" },
+      },
+      {
+        id: "b",
+        atomicityGroup: "g",
+        method: "POST",
+        url: "device",
+        body: { belongs_to__application__id: world.fleet.id, nothing: 1 },
+      },
+      { id: "c", method: "GET", url: "device?$top=1&$select=id", dependsOn: ["g"] },
+      { id: "d", method: "GET", url: "device?$top=1&$select=id" },
+    ]);
+    expect(body.responses.map((answer) => [answer.id, answer.status])).toEqual([
+      ["a", 424],
+      ["b", 400],
+      ["c", 424],
+      ["d", 200],
+    ]);
+    expect((body.responses[1] as Answer).body?.error?.message).toMatch(/nothing/);
+    expect((await fleetDevices()).length).toBe(before);
+    // The same group with valid bodies commits both.
+    const ok = await batch([
+      {
+        id: "a",
+        atomicityGroup: "g",
+        method: "POST",
+        url: "device",
+        body: { belongs_to__application__id: world.fleet.id, device_name: "g-1" },
+      },
+      {
+        id: "b",
+        atomicityGroup: "g",
+        method: "POST",
+        url: "device",
+        body: { belongs_to__application__id: world.fleet.id, device_name: "g-2" },
+      },
+    ]);
+    expect(ok.body.responses.map((answer) => answer.status)).toEqual([201, 201]);
+    expect((await fleetDevices()).length).toBe(before + 2);
+  });
+
+  it("each request runs with the caller's rights: another tenant's row answers as it would alone", async () => {
+    const mine = await world.w.device(world.fleet);
+    const alone = async (method: string, url: string, payload?: object) => {
+      const response = await server.app.inject({
+        method: method as "GET",
+        url: `/odata/${url}`,
+        headers: { authorization: `Bearer ${member}` },
+        ...(payload ? { payload } : {}),
+      });
+      return { status: response.statusCode, body: JSON.parse(response.body || "null") as unknown };
+    };
+    const requests = [
+      { id: "1", method: "GET", url: `device(${theirs.device.id})` },
+      { id: "2", method: "PATCH", url: `device(${theirs.device.id})`, body: { note: "x" } },
+      { id: "3", method: "GET", url: `device?$filter=id eq ${theirs.device.id}` },
+      { id: "4", method: "DELETE", url: `device(${theirs.device.id})` },
+      { id: "5", method: "GET", url: `device(${mine.id})?$select=id` },
+    ];
+    const { body } = await batch(requests, member);
+    for (const [i, request] of requests.entries()) {
+      const answer = body.responses[i] as Answer;
+      const single = await alone(request.method, request.url, request.body);
+      expect({ status: answer.status, body: answer.body ?? null }, request.id).toEqual(single);
+    }
+    expect((body.responses[4] as Answer).status).toBe(200);
+    expect(await server.test.db.prisma.device.findUnique({ where: { id: theirs.device.id } })).not.toBeNull();
+    // Without a credential a batch reads what is public and writes nothing.
+    const anonymous = await server.app.inject({
+      method: "POST",
+      url: "/odata/$batch",
+      headers: { authorization: "" },
+      payload: { requests: [{ id: "w", method: "PATCH", url: `device(${mine.id})`, body: { note: "x" } }] },
+    });
+    expect((JSON.parse(anonymous.body) as { responses: Answer[] }).responses[0]?.status).toBe(401);
+  });
+
+  it("a batch is bounded: parts, body size; a malformed batch runs nothing", async () => {
+    const before = (await fleetDevices()).length;
+    const post = { method: "POST", url: "device", body: { belongs_to__application__id: world.fleet.id } };
+    const many = await batch(Array.from({ length: 7 }, (_, i) => ({ id: String(i), ...post })));
+    expect(many.status).toBe(400);
+    expect(JSON.stringify(many.body)).toMatch(/ODATA_BATCH_MAX_PARTS/);
+    const large = await batch([{ id: "1", ...post, body: { ...post.body, note: "x".repeat(9000) } }]);
+    expect(large.status).toBe(413);
+    const duplicate = await batch([
+      { id: "1", ...post },
+      { id: "1", ...post },
+    ]);
+    expect(duplicate.status).toBe(400);
+    const forward = await batch([
+      { id: "1", ...post, dependsOn: ["2"] },
+      { id: "2", ...post },
+    ]);
+    expect(forward.status).toBe(400);
+    const elsewhere = await batch([{ id: "1", method: "GET", url: "/v6/device" }]);
+    expect(elsewhere.status).toBe(200);
+    expect((elsewhere.body.responses[0] as Answer).status).toBe(400);
+    expect((await fleetDevices()).length).toBe(before);
+  });
+});

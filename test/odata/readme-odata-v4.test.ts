@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { seedDemo } from "../../src/seed/demo.ts";
+import { databaseKinds } from "../support/databases.ts";
+import { startTestServer, type TestServer } from "../support/server.ts";
+
+// The README's OData v4 examples ("Generic OData v4 clients", "Standard OData v4 at /odata/") on the
+// demo data, with the ids they name: each answers what the README shows.
+
+const maxVersion = { "odata-maxversion": "4.0" };
+
+describe.each(databaseKinds)("the README's OData v4 examples on %s", (kind) => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer(kind);
+    await seedDemo(server.test.db);
+  }, 180_000);
+  afterAll(() => server.close());
+
+  const call = (method: string, url: string, payload?: object, headers: Record<string, string> = {}) =>
+    server.app.inject({ method: method as "GET", url, headers, ...(payload ? { payload } : {}) });
+
+  it("pins device 1 to release 2, writes it with its ETag, creates a device with its tags", async () => {
+    const pin = await call(
+      "PUT",
+      "/v6/device(1)/should_be_running__release/$ref",
+      { "@odata.id": "release(2)" },
+      maxVersion,
+    );
+    expect(pin.statusCode, pin.body).toBe(204);
+    const etag = (await call("GET", "/v6/device(1)", undefined, maxVersion)).headers.etag as string;
+    const patched = await call(
+      "PATCH",
+      "/v6/device(1)",
+      { note: "checked" },
+      { ...maxVersion, "if-match": etag },
+    );
+    expect(patched.statusCode, patched.body).toBe(204);
+    const created = await call(
+      "POST",
+      "/v6/device",
+      { belongs_to__application__id: 1, device_tag: [{ tag_key: "room", value: "kitchen" }] },
+      maxVersion,
+    );
+    expect(created.statusCode, created.body).toBe(201);
+  });
+
+  it("the $batch example: kiosks' devices, and a tag and a note in one transaction", async () => {
+    const response = await call("POST", "/odata/$batch", {
+      requests: [
+        {
+          id: "1",
+          method: "GET",
+          url: "device?$filter=belongs_to__application/app_name eq 'kiosks'&$select=id,device_name&$top=2",
+        },
+        {
+          id: "2",
+          atomicityGroup: "g",
+          method: "POST",
+          url: "application_tag",
+          body: { application__id: 3, tag_key: "site", value: "lobby" },
+        },
+        {
+          id: "3",
+          atomicityGroup: "g",
+          method: "PATCH",
+          url: "device(41)",
+          headers: { "If-Match": "*" },
+          body: { note: "lobby" },
+        },
+      ],
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const { responses } = JSON.parse(response.body) as {
+      responses: {
+        id: string;
+        status: number;
+        headers: Record<string, string>;
+        body?: { value?: unknown };
+      }[];
+    };
+    expect(responses.map((answer) => answer.status)).toEqual([200, 201, 204]);
+    expect(responses[0]?.body?.value).toEqual([
+      { id: 41, device_name: "kiosks-01" },
+      { id: 42, device_name: "kiosks-02" },
+    ]);
+    expect(responses[2]?.headers.etag).toMatch(/^W\//);
+  });
+});
