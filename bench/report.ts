@@ -111,6 +111,8 @@ export const targets = {
   odataIds: ["W1", "W2a", "W2b"],
   graphqlIds: ["W4a", "W4b", "W4c"],
   memberIds: ["W1u", "W2au", "W2bu", "W4au", "W4bu", "W4cu"],
+  /** Issue 47: Apollo Client 4's request (the `-apollo` rows) ÷ the hand-written one's ratio, at least. */
+  apollo: 0.95,
   /** fleetgate's p99 ÷ the baseline's p99, per throughput workload, at most. */
   p99: 2,
   W3: 1.2,
@@ -156,6 +158,28 @@ function atLeast(
     target: `${what} ${ids.join(", ")} ≥ ${minimum}× baseline throughput`,
     measured: listed(measured, (row) => (row.ratio === undefined ? row.status : ratio(row.ratio))),
     pass: verdictOf(measured, done, (row) => (row.ratio as number) >= minimum),
+  };
+}
+
+/** Each `-apollo` row's ratio against its hand-written row's, in the same rounds (issue 47). */
+function apolloAlike(rows: readonly LoadRow[], minimum: number): TargetResult {
+  const pairs = rows
+    .filter((row) => row.id.endsWith("-apollo"))
+    .map((row) => ({ row, plain: rows.find((one) => one.id === row.id.slice(0, -"-apollo".length)) }));
+  const done = pairs.filter(({ row, plain }) => row.ratio !== undefined && plain?.ratio !== undefined);
+  const share = ({ row, plain }: (typeof pairs)[number]) => (row.ratio as number) / (plain?.ratio as number);
+  return {
+    target: `GraphQL with Apollo Client 4's request ≥ ${minimum}× the hand-written request's ratio`,
+    measured: pairs.length
+      ? pairs
+          .map((pair) =>
+            done.includes(pair)
+              ? `${pair.row.id} ${ratio(pair.row.ratio)} (${share(pair).toFixed(2)} of ${ratio(pair.plain?.ratio)})`
+              : `${pair.row.id} ${pair.plain ? pair.row.status : "alone"}`,
+          )
+          .join(", ")
+      : "skipped",
+    pass: verdictOf(pairs, done, (pair) => share(pair) >= minimum),
   };
 }
 
@@ -224,6 +248,7 @@ export function evaluate(result: Omit<RunResult, "targets">): TargetResult[] {
     atLeast(loads, targets.odataIds, targets.odata, "OData"),
     atLeast(loads, targets.graphqlIds, targets.graphql, "GraphQL"),
     atLeast(loads, targets.memberIds, targets.member, "A member's"),
+    apolloAlike(loads, targets.apollo),
     oneStatement(loads, ["W1", "W2"], "OData GET"),
     oneStatement(loads, ["W4"], "GraphQL query"),
     p99Within(loads, targets.p99),

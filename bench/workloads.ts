@@ -2,6 +2,8 @@
 // and to the baseline alike; test/bench/statements.test.ts sends them to the test server, so the
 // statement counts CI checks are those of the requests the bench measures.
 
+import { type ApolloRequest, apolloRequest } from "./apollo-request.ts";
+
 export interface BenchRequest {
   readonly method: "GET" | "POST" | "PATCH";
   /** Path and query, already encoded as the client sends it. */
@@ -29,6 +31,8 @@ export interface Workload {
   readonly caller: Caller;
   /** A variant sends the same requests as workload `variantOf`, from another caller, in its rounds. */
   readonly variantOf?: string;
+  /** Apollo Client 4's request (apollo-request.ts): its answers carry `__typename`s the baseline's lack. */
+  readonly apollo?: boolean;
   /** 1 for every read, and for each GraphQL query operation (its aliases included). */
   readonly expectedStatements: number;
   build(key: string): BenchRequest;
@@ -91,6 +95,26 @@ export const graphqlDocuments = {
 } as const;
 
 export type GraphqlOperation = keyof typeof graphqlDocuments;
+
+// What Apollo Client 4 sends for each document, taken from the real client once (apollo-request.ts).
+const apolloRequests = Object.fromEntries(
+  await Promise.all(
+    Object.entries(graphqlDocuments).map(
+      async ([name, document]) => [name, await apolloRequest(document)] as const,
+    ),
+  ),
+) as Record<GraphqlOperation, ApolloRequest>;
+
+/** The operation as Apollo Client 4 sends it, with `variables`. */
+export function apolloGraphqlRequest(operationName: GraphqlOperation, variables: Record<string, unknown>) {
+  const { headers, body } = apolloRequests[operationName];
+  return {
+    method: "POST",
+    path: "/graphql",
+    headers,
+    body: JSON.stringify({ ...body, variables }),
+  } as const satisfies BenchRequest;
+}
 
 export function graphqlRequest(operationName: GraphqlOperation, variables: Record<string, unknown>) {
   return {
@@ -178,12 +202,40 @@ const adminWorkloads: readonly Workload[] = [
   },
 ];
 
-// Each user variant follows its admin workload, so a group's rows stay together in the report.
+/** The GraphQL operation each W4 workload sends, and how its key becomes its variables. */
+const graphqlOperations: Readonly<
+  Record<string, [GraphqlOperation, (key: string) => Record<string, unknown>]>
+> = {
+  W4a: ["DeviceByUuid", (uuid) => ({ uuid })],
+  W4b: ["FleetDevices", (fleet) => ({ fleet: Number(fleet) })],
+  W4c: ["FleetWithDevices", (fleet) => ({ fleet: Number(fleet) })],
+  W4d: ["DeviceAliases", aliasVariables],
+};
+
+/** The same operation as Apollo Client 4 sends it: W4a → W4a-apollo (issue 47). */
+function asApollo(workload: Workload): Workload {
+  const [operation, variables] = graphqlOperations[workload.id] as [
+    GraphqlOperation,
+    (key: string) => Record<string, unknown>,
+  ];
+  return {
+    ...workload,
+    id: `${workload.id}-apollo`,
+    title: `${workload.title}, Apollo Client 4's request`,
+    variantOf: workload.id,
+    apollo: true,
+    build: (key) => apolloGraphqlRequest(operation, variables(key)),
+  };
+}
+
+// Each variant follows its admin workload, so a group's rows stay together in the report.
 const userVariants = new Set(["W1", "W2a", "W2b", "W4a", "W4b", "W4c"]);
 
-export const workloads: readonly Workload[] = adminWorkloads.flatMap((workload) =>
-  userVariants.has(workload.id) ? [workload, asUser(workload)] : [workload],
-);
+export const workloads: readonly Workload[] = adminWorkloads.flatMap((workload) => [
+  workload,
+  ...(userVariants.has(workload.id) ? [asUser(workload)] : []),
+  ...(workload.id in graphqlOperations ? [asApollo(workload)] : []),
+]);
 
 /** W3: one bulk PATCH of every device of `fleets` (10 fleets of 100 devices: 1,000 rows). */
 export function bulkPatch(fleets: readonly number[], note: string): BenchRequest {

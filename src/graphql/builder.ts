@@ -26,6 +26,8 @@ export function createBuilder(): Builder {
   // The database already sends timestamps as ISO 8601 text (as OData does); they pass through.
   builder.scalarType("DateTime", {
     description: "An instant as an ISO 8601 string in UTC, e.g. 2026-11-22T10:00:00.000Z",
+    // Code generators and clients read the format here (RFC 3339's date-time, a profile of ISO 8601).
+    specifiedByURL: "https://www.rfc-editor.org/rfc/rfc3339#section-5.6",
     serialize: (value) => (value instanceof Date ? value.toISOString() : value),
     parseValue: parseDateTime,
     parseLiteral: (node) => parseDateTime(node.kind === Kind.STRING ? node.value : undefined),

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import { clientErrorOf } from "../core/client-errors.ts";
 import { currentUnit } from "../db/unit-of-work.ts";
 import type { FleetgateError } from "../errors.ts";
+import { belowRoot } from "./nested-errors.ts";
 
 // GraphQL's error mapping, in one place: inside execution (yoga's maskError) and before it (a
 // request the HTTP layer refused).
@@ -56,9 +57,10 @@ export function maskError(logger: Logger) {
     }
     const known = clientErrorOf(error.originalError);
     if (known) {
+      const below = belowRoot(error.originalError);
       return new GraphQLError(known.message, {
-        nodes: error.nodes,
-        path: error.path,
+        nodes: below?.nodes ?? error.nodes,
+        path: below && error.path ? [...error.path, ...below.path] : error.path,
         extensions: { code: known.code, ...serverStatus(known), ...requestId() },
       });
     }

@@ -31,7 +31,10 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
   // Open WebSockets are told the server goes away before it waits for its connections to end: an
   // upgraded connection would otherwise hold the close until the shutdown grace ran out.
   app.addHook("preClose", async () => {
-    (await server?.catch(() => undefined))?.webSocket.close();
+    const graphql = await server?.catch(() => undefined);
+    graphql?.webSocket.close();
+    // So do graphql-sse's single-connection streams, which outlive their operations.
+    graphql?.streams.close();
   });
 
   // GraphQL over WebSocket (graphql-ws): an upgrade of /graphql; any other upgrade is refused.
@@ -50,7 +53,8 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
   // Fastify parses the JSON body within this limit (counting bytes as they arrive) and yoga takes
   // the parsed body as it is, so the size check costs nothing more per request.
   app.route({
-    method: ["GET", "POST"],
+    // PUT and DELETE: graphql-sse's single connection mode (sse-single-connection.ts).
+    method: ["GET", "POST", "PUT", "DELETE"],
     url: "/graphql",
     bodyLimit: deps.config.GRAPHQL_MAX_BODY_BYTES,
     // Reads on replicas are decided per operation (yoga.ts): a subscription's must read fresh.

@@ -17,6 +17,7 @@ import {
 } from "graphql";
 import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../core/query.ts";
 import { BadRequest } from "../errors.ts";
+import { throughField } from "./nested-errors.ts";
 import type { GraphQLModel, Member, ObjectSpec } from "./types.ts";
 import { type WhereInput, WhereTranslator } from "./where.ts";
 
@@ -240,8 +241,13 @@ export class SelectionPlanner {
       }
       const definition = type.getFields()[name];
       if (!definition) throw new Error(`${spec.name}.${name} is not in the schema`);
-      const args = getArgumentValues(definition, node, operation.variableValues) as ListArguments;
-      expand.push(this.expansion(member, responseKey, fields, operation, args, keys));
+      try {
+        const args = getArgumentValues(definition, node, operation.variableValues) as ListArguments;
+        expand.push(this.expansion(member, responseKey, fields, operation, args, keys));
+      } catch (error) {
+        // Its own path, not its root field's (nested-errors.ts).
+        throw throughField(error, responseKey, fields);
+      }
     }
     if (keys === "answer") return { select, expand, keyOrder: [...fieldsByKey.keys()] };
     // A row must have at least one column; `id` costs nothing.

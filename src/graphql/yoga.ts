@@ -34,11 +34,15 @@ import { DocumentPlans } from "./document-plans.ts";
 import { maskError, requestIdsInErrors, sendRequestError } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
 import { RowLoaders } from "./loaders.ts";
+import { type ResultMediaType, resultMediaType } from "./negotiation.ts";
+import { type OperationParams, operationParams, withParams } from "./operation-params.ts";
+import { PersistedQueries, sendPersistedError } from "./persisted-queries.ts";
 import { rootReads } from "./queries.ts";
 import { readRows } from "./read.ts";
 import { RootReads } from "./root-reads.ts";
 import { buildSchema } from "./schema.ts";
 import { SelectionPlanner } from "./selection.ts";
+import { envelopeRunner, SingleConnectionStreams, wantsSingleConnection } from "./sse-single-connection.ts";
 import { GraphQLModel } from "./types.ts";
 import { graphqlOverWebSocket } from "./ws.ts";
 
@@ -106,24 +110,25 @@ function namedType(type: TypeNode): string {
 }
 
 // By document and operation name: asked twice of every request (here and by `runsOnJit`).
-const subscriptions = new WeakMap<DocumentNode, Map<string | null, boolean>>();
+const operationTypes = new WeakMap<DocumentNode, Map<string | null, OperationTypeNode | undefined>>();
 
-function isSubscription(document: DocumentNode, operationName: string | null | undefined): boolean {
-  let byName = subscriptions.get(document);
+function operationType(document: DocumentNode, operationName: string | null | undefined) {
+  let byName = operationTypes.get(document);
   if (!byName) {
     byName = new Map();
-    subscriptions.set(document, byName);
+    operationTypes.set(document, byName);
   }
   // `null` (one operation, whatever its name) is not "" (an operation named "", which none is).
   const name = operationName ?? null;
-  let known = byName.get(name);
-  if (known === undefined) {
-    known = getOperationAST(document, name)?.operation === OperationTypeNode.SUBSCRIPTION;
-    // A client can send any name: a document keeps the answers for a few.
-    if (byName.size < 16) byName.set(name, known);
-  }
+  if (byName.has(name)) return byName.get(name);
+  const known = getOperationAST(document, name)?.operation;
+  // A client can send any name: a document keeps the answers for a few.
+  if (byName.size < 16) byName.set(name, known);
   return known;
 }
+
+const isSubscription = (document: DocumentNode, operationName: string | null | undefined) =>
+  operationType(document, operationName) === OperationTypeNode.SUBSCRIPTION;
 
 /**
  * Whether graphql-jit runs the operation: one it can compile (`jitCompilable`), and not a
@@ -137,26 +142,21 @@ function runsOnJit(args: { document: DocumentNode; schema: GraphQLSchema; operat
   return !isSubscription(args.document, args.operationName) && jitCompilable(args.document, args.schema);
 }
 
-/** A POST of one JSON operation that asks for plain JSON: what nearly every client sends. */
-function plainOperation(request: FastifyRequest) {
-  if (request.method !== "POST") return undefined;
-  const accept = request.headers.accept;
-  if (accept && !/application\/json|\*\/\*/.test(accept)) return undefined;
-  if (accept?.includes("graphql-response") || accept?.includes("event-stream")) return undefined;
-  const body = request.body as Record<string, unknown> | undefined;
-  if (!body || typeof body !== "object" || Array.isArray(body) || typeof body.query !== "string")
-    return undefined;
-  const { query, variables, operationName, ...others } = body;
-  if (Object.keys(others).length > 0) return undefined;
-  if (
-    variables !== undefined &&
-    variables !== null &&
-    (typeof variables !== "object" || Array.isArray(variables))
-  )
-    return undefined;
-  if (operationName !== undefined && operationName !== null && typeof operationName !== "string")
-    return undefined;
-  return { query, variables: (variables ?? undefined) as Record<string, unknown> | undefined, operationName };
+/**
+ * The operation the server answers itself: a request with a query's text (sent, or persisted and
+ * sent by its hash), a JSON POST or a GET, whatever extensions it carries, from a client that
+ * accepts a JSON result (`application/json`, `application/graphql-response+json`, any type, none, or
+ * a list with either: negotiation.ts). A browser's GET (GraphiQL) is yoga's.
+ */
+function plainOperation(
+  request: FastifyRequest,
+  params: OperationParams,
+  mediaType: ResultMediaType | undefined,
+) {
+  if (!mediaType || params.query === undefined) return undefined;
+  if (params.method === "GET" && request.headers.accept?.includes("text/html")) return undefined;
+  const { method, query, variables, operationName } = params;
+  return { method, query, variables, operationName };
 }
 
 async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
@@ -184,7 +184,11 @@ const MAX_KEPT_CHARS = 2 * 1024 * 1024;
 export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
 /** The HTTP handler, and the graphql-ws protocol for `upgrade` requests to /graphql (ws.ts). */
-export type GraphQLServer = GraphQLHandler & { readonly webSocket: ReturnType<typeof graphqlOverWebSocket> };
+export type GraphQLServer = GraphQLHandler & {
+  readonly webSocket: ReturnType<typeof graphqlOverWebSocket>;
+  /** graphql-sse's single connection mode (sse-single-connection.ts). */
+  readonly streams: SingleConnectionStreams;
+};
 
 /**
  * The GraphQL request handler. A plain JSON POST that parses, validates and runs goes straight
@@ -290,6 +294,11 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
 
   const viaYoga: GraphQLHandler = async (request, reply) =>
     send(reply, await yoga.handleNodeRequestAndResponse(request, reply, { req: request, reply }));
+  // A persisted query sent by its hash reaches yoga's HTTP layer with its text.
+  const viaYogaWith = async (request: FastifyRequest, reply: FastifyReply, params: OperationParams) =>
+    send(reply, await yoga.fetch(...withParams(request, params), { req: request, reply }));
+  const persistedQueries = new PersistedQueries();
+  const streams = new SingleConnectionStreams(envelopeRunner(yoga.getEnveloped as never));
 
   const handler: GraphQLHandler = async (request, reply) => {
     // An invalid credential is refused before anything runs, as on every route: a query that reads
@@ -298,25 +307,37 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       sendRequestError(new Unauthorized(), reply);
       return reply;
     }
-    const operation = plainOperation(request);
-    if (!operation) return viaYoga(request, reply);
+    if (wantsSingleConnection(request)) return send(reply, await streams.handle(request, reply));
+    const sent = operationParams(request);
+    if (!sent) return viaYoga(request, reply);
+    const mediaType = resultMediaType(request.headers.accept);
+    const persisted = persistedQueries.resolve(sent);
+    if (persisted.kind !== "none" && persisted.kind !== "query")
+      return sendPersistedError(reply, persisted.kind, mediaType);
+    const params =
+      persisted.kind === "query" && persisted.byHash ? { ...sent, query: persisted.query } : sent;
+    const fallback = () => (params === sent ? viaYoga(request, reply) : viaYogaWith(request, reply, params));
+    const operation = plainOperation(request, params, mediaType);
+    if (!operation || !mediaType) return fallback();
     // Yoga's own plugins look at the request's method (to refuse mutations over GET, and to give
     // parse and validation errors their codes); that is all they need of the Fetch Request.
     const enveloped = yoga.getEnveloped({
       req: request,
       reply,
-      request: { method: "POST" },
+      request: { method: operation.method },
       params: operation,
     } as never);
     const kept = validDocuments.get(operation.query);
     const document = kept ?? learnDocument(enveloped, operation.query);
     // Not GraphQL, invalid, or over a limit: yoga's HTTP layer answers with the error and its status.
-    if (!document) return viaYoga(request, reply);
-    // A subscription streams (or is refused for want of a streaming media type): yoga's HTTP layer.
-    if (isSubscription(document, operation.operationName)) return viaYoga(request, reply);
+    if (!document) return fallback();
+    // A subscription streams (or is refused for want of a streaming media type), and a GET runs
+    // queries only (a mutation is refused with 405): yoga's HTTP layer.
+    const type = operationType(document, operation.operationName);
+    if (type === OperationTypeNode.SUBSCRIPTION) return fallback();
+    if (operation.method === "GET" && type !== OperationTypeNode.QUERY) return fallback();
     // A query only reads: its planner reads may run on a replica (db/replicas.ts); a mutation's not.
-    if (getOperationAST(document, operation.operationName ?? null)?.operation === OperationTypeNode.QUERY)
-      readsOnReplicas();
+    if (type === OperationTypeNode.QUERY) readsOnReplicas();
     const contextValue = await enveloped.contextFactory();
     // A document's plans are learnt from its second request on: one parsed for a single request
     // (too long to keep) would only pay for the probes of a plan no request uses again. Only while
@@ -330,7 +351,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     );
     if (answered !== undefined) {
       if (deps.answers) deps.answers.database++;
-      return reply.type("application/json; charset=utf-8").send(answered);
+      return reply.type(`${mediaType}; charset=utf-8`).send(answered);
     }
     if (deps.answers) deps.answers.executor++;
     const result = (await enveloped.execute({
@@ -341,12 +362,15 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       operationName: operation.operationName,
     })) as ExecutionResult;
     // No data: the request itself was wrong (its variables, its operation name); nothing ran.
-    if (!("data" in result)) return viaYoga(request, reply);
+    if (!("data" in result)) return fallback();
     // The database was away or too slow: yoga's own processing gives the answer its status.
     if (result.errors?.some((error) => error.extensions?.http)) {
-      return send(reply, processRegularResult(result, yoga.fetchAPI, "application/json"));
+      return send(reply, processRegularResult(result, yoga.fetchAPI, mediaType));
     }
-    return reply.type("application/json; charset=utf-8").send(JSON.stringify(result));
+    return reply.type(`${mediaType}; charset=utf-8`).send(JSON.stringify(result));
   };
-  return Object.assign(handler, { webSocket: graphqlOverWebSocket(yoga, { callerOf: deps.callerOf }) });
+  return Object.assign(handler, {
+    webSocket: graphqlOverWebSocket(yoga, { callerOf: deps.callerOf }),
+    streams,
+  });
 }

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withoutTypenames } from "../../bench/apollo-request.ts";
 import {
   ALIASES,
   aliasVariables,
@@ -95,6 +96,24 @@ describe.each(databaseKinds)("statements per benchmark request on %s", (kind) =>
       const missing = aliased ? Object.values(aliasVariables(keys.uuids)).filter((u) => u === MISSING) : [];
       expect(values.filter((value) => value === null).length).toBe(missing.length);
       expect(response.headers["x-sql-statements"]).toBe(String(workload.expectedStatements));
+    },
+  );
+
+  // Issue 47: Apollo Client 4's own request (its Accept, extensions and __typenames) is answered
+  // as the hand-written one is, in the media type it prefers.
+  it.each(workloads.filter((workload) => workload.apollo))(
+    "$id answers as its plain request does",
+    async (workload) => {
+      const lead = workloads.find((one) => one.id === workload.variantOf) as Workload;
+      const key = keys[workload.keys];
+      const request = workload.build(key);
+      expect(request.headers?.accept).toBe("application/graphql-response+json,application/json;q=0.9");
+      expect(JSON.parse(request.body ?? "{}").extensions.clientLibrary.name).toBe("@apollo/client");
+      const apollo = await send(request, workload.caller);
+      const plain = await send(lead.build(key), lead.caller);
+      expect(apollo.headers["content-type"]).toBe("application/graphql-response+json; charset=utf-8");
+      expect(apollo.body).toMatch(/"__typename"/);
+      expect(withoutTypenames(JSON.parse(apollo.body))).toEqual(JSON.parse(plain.body));
     },
   );
 });

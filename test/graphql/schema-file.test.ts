@@ -10,6 +10,13 @@ describe("schema.graphql", () => {
     expect(committed).toBe(`${printSchema(schemaOf(buildModel()))}\n`);
   });
 
+  it("specifies DateTime (issue 47: code generators then know its format)", () => {
+    const committed = readFileSync(new URL("../../schema.graphql", import.meta.url), "utf8");
+    expect(committed).toMatch(
+      /^scalar DateTime @specifiedBy\(url: "https:\/\/www\.rfc-editor\.org\/rfc\/rfc3339#section-5\.6"\)$/m,
+    );
+  });
+
   it("shows a field of the model in both surfaces: every device field is a Device field", () => {
     const device = buildModel().resources.get("device");
     const schema = schemaOf(buildModel());
