@@ -68,6 +68,17 @@ const initialization = z.strictObject({
   operations: z.array(z.strictObject({ command: z.literal("burn") })),
 });
 
+/**
+ * The device type's own texts of balena's hw.device-type contract (contracts/hw.device-type/<slug>),
+ * where they are not the ones fleetgate derives from the boot medium (src/core/sql/contract.ts):
+ * `partials` replaces the derived partials whole; `flashProtocol` (balena's `data.flashProtocol`,
+ * e.g. `jetsonFlash`, `RPIBOOT`) decides balena-sdk's install method before the boot medium does.
+ */
+const contract = z.strictObject({
+  flashProtocol: text.min(1).optional(),
+  partials: z.record(z.string(), texts).optional(),
+});
+
 export const catalogueEntrySchema = z
   .strictObject({
     slug,
@@ -93,6 +104,7 @@ export const catalogueEntrySchema = z
     initialization: initialization.optional(),
     buildId: text.optional(),
     logoUrl: webUrl.optional(),
+    contract: contract.optional(),
   })
   .superRefine(checkEntryRules);
 

@@ -171,11 +171,28 @@ export function defaultHostConfig(uuid: string): HostConfig {
   return { network: { hostname: defaultHostname(uuid) } };
 }
 
+/** redsocks' DNS server the real one writes for `dns: true` (its dnsu2t block's default). */
+export const DEFAULT_PROXY_DNS = "8.8.8.8:53";
+
+// What the real one reads back from the redsocks.conf it wrote (balena-supervisor
+// src/host-config/proxy.ts, RedsocksConf): login and password are written in double quotes and
+// read with every double quote removed; `dns` is written as a dnsu2t block, `true` as 8.8.8.8:53
+// and `false` as none, and read back as that block's ADDRESS:PORT.
+function asReadBack(proxy: ProxyPatch): void {
+  for (const member of ["login", "password"] as const) {
+    const value = proxy[member];
+    if (value !== undefined) proxy[member] = value.replaceAll('"', "");
+  }
+  if (proxy.dns === true) proxy.dns = DEFAULT_PROXY_DNS;
+  if (proxy.dns === false) delete proxy.dns;
+}
+
 // The real one merges the given members into the current proxy; the result must be a whole
 // proxy, and an empty noProxy list removes the list.
 function mergeProxy(current: Proxy | undefined, patch: ProxyPatch): Proxy {
   const merged: ProxyPatch = { ...current, ...patch };
   if (merged.noProxy?.length === 0) delete merged.noProxy;
+  asReadBack(merged);
   const { type, ip, port } = merged;
   if (type === undefined) throw badType(type);
   if (ip === undefined) throw fail(expecting("string", "network.proxy.0.0.ip", ip));

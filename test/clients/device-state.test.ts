@@ -98,6 +98,43 @@ describe.each(databaseKinds)("a device's state as balena-sdk reads and writes it
     ).toEqual([id]);
   });
 
+  // Issue 47: the two statuses where balena-sdk's own tests (written against balena's cloud, v6
+  // names) and open-balena-api disagree; fleetgate follows open-balena-api (README, overall_status).
+  it("created is_online with no heartbeat: idle on v6, reduced-functionality on v7; registered: configuring, active", async () => {
+    const online = await world.device(fleet, { is_online: true }, owner.token);
+    const fields = "is_active,is_online,api_heartbeat_state,overall_status,overall_progress";
+    expect(await read("v6", online.id, fields)).toEqual({
+      is_active: true,
+      is_online: true,
+      api_heartbeat_state: "unknown",
+      overall_status: "idle",
+      overall_progress: null,
+    });
+    expect(await read("v7", online.id, "overall_status,overall_progress")).toEqual({
+      overall_status: "reduced-functionality",
+      overall_progress: null,
+    });
+    expect(
+      await sdkCalls(v7.log).call("v7 getStatus", () => v7.sdk.models.device.getStatus(online.uuid)),
+    ).toBe("reduced-functionality");
+    // POST /device/register makes the device with the model's defaults, as open-balena-api's
+    // register does: not online, never connected, heartbeat unknown, active.
+    const key = uuid();
+    const registered = await sdkCalls(v7.log).call("register", () =>
+      v7.sdk.models.device.register(fleet, key),
+    );
+    for (const version of ["v6", "v7"] as const) {
+      expect(await read(version, registered.id, `${fields},last_connectivity_event`), version).toEqual({
+        is_active: true,
+        is_online: false,
+        api_heartbeat_state: "unknown",
+        last_connectivity_event: null,
+        overall_status: "configuring",
+        overall_progress: null,
+      });
+    }
+  });
+
   it("post-provisioning, configuring and updating, with their progress", async () => {
     const device = await world.device(fleet, {}, owner.token);
     const cases: [Row, string, number | null][] = [

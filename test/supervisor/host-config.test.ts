@@ -90,12 +90,32 @@ describe("fleetgate supervisor --unmanaged: host config", () => {
     await patch({ network: { proxy: {} } });
   });
 
-  // Since 16.6.0 the proxy may carry redsocks' dns: an `ADDRESS:PORT` or a boolean.
-  it("accepts proxy.dns as ADDRESS:PORT or a boolean (16.6.0+)", async () => {
-    for (const dns of ["1.1.1.1:53", true, false]) {
+  // Since 16.6.0 the proxy may carry redsocks' dns: an `ADDRESS:PORT` or a boolean. The real one
+  // writes it as redsocks.conf's dnsu2t block (`true`: 8.8.8.8:53, `false`: none) and GET reads that
+  // block back (balena-supervisor test/unit/host-config.spec.ts, RedsocksConf stringify/parse).
+  it("accepts proxy.dns as ADDRESS:PORT or a boolean (16.6.0+) and reads it back as the block written", async () => {
+    const cases: [unknown, Record<string, unknown>][] = [
+      ["1.1.1.1:53", { dns: "1.1.1.1:53" }],
+      [true, { dns: "8.8.8.8:53" }],
+      [false, {}],
+    ];
+    for (const [dns, readBack] of cases) {
       expect((await patch({ network: { proxy: { ...PROXY, dns } } })).status).toBe(200);
-      expect(await hostConfig()).toEqual({ network: { hostname: "loose", proxy: { ...PROXY, dns } } });
+      expect(await hostConfig()).toEqual({
+        network: { hostname: "loose", proxy: { ...PROXY, ...readBack } },
+      });
     }
+    await patch({ network: { proxy: {} } });
+  });
+
+  // The real one writes login and password in double quotes and reads them with every double quote
+  // removed, so a quoted credential (as its own docs show them) reads back bare.
+  it("reads login and password back without double quotes, as redsocks.conf gives them", async () => {
+    const quoted = { ...PROXY, login: '"user"', password: 'se"cr"et' };
+    expect((await patch({ network: { proxy: quoted } })).status).toBe(200);
+    expect(await hostConfig()).toEqual({
+      network: { hostname: "loose", proxy: { ...PROXY, login: "user", password: "secret" } },
+    });
     await patch({ network: { proxy: {} } });
   });
 

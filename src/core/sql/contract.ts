@@ -9,6 +9,8 @@ import { type Fragment, sql } from "../../db/sql.ts";
  *     (defaultBoot "internal", altBoot ["usb_mass_storage"], storage.internal true);
  *   - a QEMU machine boots its image as it is (defaultBoot "image");
  *   - any other boots from the SD card the image is written to (defaultBoot "sdcard").
+ * An entry's `contract` member carries balena's own texts where the derived ones are not balena's:
+ * its `partials` replace the derived partials whole, its `flashProtocol` joins `data`.
  * Every step is total on any JSON (a missing or odd member reads as absent), so reading a contract
  * cannot fail.
  */
@@ -23,13 +25,16 @@ export function deviceTypeContract(row: Fragment, arch: Fragment): Fragment {
   const aliases = sql`CASE WHEN jsonb_typeof(${entry} -> 'aliases') = 'array' THEN ${entry} -> 'aliases' ELSE '[]'::jsonb END`;
   const logo = sql`CASE WHEN ${row}."logo" IS NULL THEN '{}'::jsonb
     ELSE jsonb_build_object('logo', jsonb_build_object('url', ${row}."logo", 'name', 'logo')) END`;
-  const data = sql`jsonb_build_object(
+  const own = sql`(${entry} -> 'contract')`;
+  const flashProtocol = sql`CASE WHEN jsonb_typeof(${own} -> 'flashProtocol') = 'string'
+    THEN jsonb_build_object('flashProtocol', ${own} -> 'flashProtocol') ELSE '{}'::jsonb END`;
+  const data = sql`(jsonb_build_object(
     'arch', ${arch},
     'led', coalesce(${entry} -> 'supportsBlink' = 'true'::jsonb, false),
     'connectivity', jsonb_build_object('wifi', ${wifi}),
     'storage', jsonb_build_object('internal', ${flasher}),
     'media', ${media},
-    'is_private', ${row}."is_private")`;
+    'is_private', ${row}."is_private") || ${flashProtocol})`;
   // The templated partials balena-sdk interpolates (getInstructions): balenaOS' install steps for the
   // contract's install method name the device type's own (balena-sdk models/balenaos-contract.ts).
   // An image boots as the entry's instructions say; a flasher boots from the USB key, installs
@@ -42,7 +47,8 @@ export function deviceTypeContract(row: Fragment, arch: Fragment): Fragment {
       "flashIndicator": ["the {{name}} has powered off"],
       "bootDevice": ["Power up the {{name}}"]}'::jsonb
     WHEN ${qemu} THEN '{}'::jsonb ELSE '{"bootDevice": ["Connect power to the {{name}}"]}'::jsonb END`;
-  const partials = sql`(${instructions} || ${bootPartials})`;
+  const partials = sql`CASE WHEN jsonb_typeof(${own} -> 'partials') = 'object' THEN ${own} -> 'partials'
+    ELSE ${instructions} || ${bootPartials} END`;
   return sql`jsonb_build_object(
     'slug', ${row}."slug",
     'version', coalesce(${entry} ->> 'version', '1'),
