@@ -71,6 +71,14 @@ function upTo(length: number, separator: string, part: (i: number) => string): s
   return parts.join(separator);
 }
 
+/** `owns__device/any(d:d/belongs_to__application/…` nested `depth` deep, as a URL. */
+export const nestedAny = (depth: number, round: number): string =>
+  `/v6/application?$filter=${"owns__device/any(d:d/belongs_to__application/".repeat(depth)}id eq ${round}${")".repeat(depth)}`;
+
+/** The same in GraphQL: `{ownsDevice: {some: {belongsToApplication: {…}}}}` nested `depth` deep. */
+export const nestedSome = (depth: number, round: number): string =>
+  `${"{ ownsDevice: { some: { belongsToApplication: ".repeat(depth)}{ id: { eq: ${round} } }${" } } }".repeat(depth)}`;
+
 /** The attacks, by what they try; the bench and the tests send each a few rounds. */
 export const attacks = {
   /** The issue's request: 2,000 aliases of a two-level list, 85 KB, over the field and cost limits. */
@@ -102,11 +110,14 @@ export const attacks = {
     const depth = 6_000 + round;
     return odata(`/v6/device?$filter=${"(".repeat(depth)}id eq 1${")".repeat(depth)}`);
   },
-  /** `any` inside `any`, five deep (deeper is still open: see the README's "Hostile documents"). */
-  odataNestedAny: (round) =>
-    odata(
-      `/v6/application?$filter=${"owns__device/any(d:d/belongs_to__application/".repeat(5)}id eq ${round}${")".repeat(5)}`,
-    ),
+  /** `any` inside `any`, as deep as a filter may nest them (MAX_LAMBDA_DEPTH, 4). */
+  odataNestedAny: (round) => odata(nestedAny(4, round)),
+  /** `any` inside `any`, 8 deep: beyond the limit, refused before planning reaches the database. */
+  odataNestedAny8: (round) => odata(nestedAny(8, round)),
+  /** `any` inside `any`, 30 deep (2 KB): past PostgreSQL's statement time-out when it was planned. */
+  odataNestedAny30: (round) => odata(nestedAny(30, round)),
+  /** GraphQL's `some` inside `some`, 30 deep: the same filter tree as `odataNestedAny30`. */
+  graphqlNestedSome30: (round) => graphql(`{ applications(where: ${nestedSome(30, round)}) { id } }`),
   /** An `$expand` as wide as a URL may be, and as deep as ODATA_MAX_EXPAND_DEPTH lets it. */
   odataWideExpand: (round) =>
     odata(

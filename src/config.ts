@@ -181,9 +181,11 @@ const schema = z.object({
   ODATA_MAX_COST: z.coerce.number().int().positive().default(10_000_000_000),
   ODATA_UNBOUNDED_ROWS: z.coerce.number().int().positive().default(1000),
   ODATA_MAX_EXPAND_DEPTH: z.coerce.number().int().positive().default(5),
-  // $batch at /odata/$batch: the most requests one batch holds, and its largest body. Each request
-  // has the limits of a request of its own, so a batch costs at most this many requests' worth.
+  // $batch at /odata/$batch: the most requests one batch holds, its largest body, and what its reads
+  // may cost together (each also has the limits of a request of its own): by default what one
+  // request may cost, so a batch multiplies no request's share of the database.
   ODATA_BATCH_MAX_PARTS: z.coerce.number().int().positive().max(1000).default(100),
+  ODATA_BATCH_MAX_COST: z.coerce.number().int().positive().default(10_000_000_000),
   ODATA_BATCH_MAX_BYTES: z.coerce
     .number()
     .int()

@@ -215,7 +215,11 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
       maxExpandDepth: deps.config.ODATA_MAX_EXPAND_DEPTH,
     },
     statementCaches,
-    batch: { maxParts: deps.config.ODATA_BATCH_MAX_PARTS, maxBytes: deps.config.ODATA_BATCH_MAX_BYTES },
+    batch: {
+      maxParts: deps.config.ODATA_BATCH_MAX_PARTS,
+      maxBytes: deps.config.ODATA_BATCH_MAX_BYTES,
+      maxCost: deps.config.ODATA_BATCH_MAX_COST,
+    },
   });
   const keys = new KeyBox(
     await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),

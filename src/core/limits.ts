@@ -9,6 +9,31 @@ export interface ReadLimits {
   readonly unboundedRows: number;
   /** How deeply `$expand` may nest. */
   readonly maxExpandDepth: number;
+  /** The reads of one `$batch` together: each read is charged its cost before it runs. */
+  readonly budget?: CostBudget;
+}
+
+/**
+ * What the reads of one `$batch` may cost together (ODATA_BATCH_MAX_COST): each is charged its
+ * planned cost before it runs, and the first one that would take the total over the limit is
+ * refused, as is every read after it in the batch. The cost comes from the plan (the URL, the
+ * model, `$top`), never from rows, so a refusal tells nothing of what the caller cannot read.
+ */
+export class CostBudget {
+  private spent = 0;
+  private exceeded = false;
+
+  constructor(private readonly limit: number) {}
+
+  charge(cost: number): void {
+    if (this.exceeded || this.spent + cost > this.limit) {
+      this.exceeded = true;
+      throw new BadRequest(
+        `The reads of this batch could produce more than ${this.limit} rows together (ODATA_BATCH_MAX_COST): this read (up to ${cost} rows) and every read after it in the batch are not run; the reads before it could produce up to ${this.spent}`,
+      );
+    }
+    this.spent += cost;
+  }
 }
 
 export const defaultReadLimits: ReadLimits = {
@@ -25,7 +50,11 @@ export const defaultReadLimits: ReadLimits = {
  * expect whole expansions, so a request over the limit is a 400 that says where to add `$top`.
  */
 export function checkReadLimits(plan: ReadPlan, limits: ReadLimits): void {
-  if (plan.kind !== "collection") return;
+  if (plan.kind !== "collection") {
+    // A count produces no rows, but after a batch's refusal it is not run either.
+    limits.budget?.charge(0);
+    return;
+  }
   const levels = measure(plan.select, limits, { path: "", rows: 1, depth: 0, toOne: false });
   const deepest = levels.reduce((a, b) => (b.depth > a.depth ? b : a));
   if (deepest.depth > limits.maxExpandDepth) {
@@ -44,6 +73,7 @@ export function checkReadLimits(plan: ReadPlan, limits: ReadLimits): void {
       `This request could produce up to ${cost} rows, more than the limit of ${limits.maxCost} (ODATA_MAX_COST); a collection or expansion without $top counts as ${limits.unboundedRows} rows: ${advice}`,
     );
   }
+  limits.budget?.charge(cost);
 }
 
 interface Level {

@@ -1,69 +1,24 @@
 import { BadRequest } from "../errors.ts";
 import type { Navigation } from "../model/types.ts";
-import type { ExprType, Join, Planned, TableRef } from "./plan-types.ts";
-import type { Expr, FunctionName, Literal, PathExpr, VersionField } from "./query.ts";
+import type { Join, Planned, TableRef } from "./plan-types.ts";
+import type { Expr, PathExpr, VersionField } from "./query.ts";
+import { type Category, categoryOf, literalType, signatures } from "./signatures.ts";
 import type { Tables } from "./tables.ts";
+
+/**
+ * How deeply `any`/`all` (and `$count($filter=…)`) may nest in one filter: GraphQL's `some`, `every`
+ * and `none` plan to them too. What the database takes to plan a filter grows about twofold with
+ * each level (10 levels: about a second, 30: past the statement time-out, and on the embedded
+ * database the server's own thread held as long), so it is refused here, before any SQL exists.
+ * The clients nest three at most (balena-sdk, the reference's requests).
+ */
+export const MAX_LAMBDA_DEPTH = 4;
 
 /** Where bare names resolve (the filtered table) and which lambda variables are in scope. */
 export interface Scope {
   readonly table: TableRef;
   readonly variables: ReadonlyMap<string, TableRef>;
 }
-
-type Category = "number" | "text" | "boolean" | "temporal" | "json" | "null";
-
-const categoryOf: Record<ExprType, Category> = {
-  Integer: "number",
-  Real: "number",
-  Text: "text",
-  Boolean: "boolean",
-  DateTime: "temporal",
-  Date: "temporal",
-  JSON: "json",
-  Null: "null",
-};
-
-const literalType = (literal: Literal): ExprType => {
-  switch (literal.kind) {
-    case "number":
-      return literal.real || !Number.isInteger(literal.value) ? "Real" : "Integer";
-    case "text":
-      return "Text";
-    case "boolean":
-      return "Boolean";
-    case "datetime":
-      return "DateTime";
-    case "null":
-      return "Null";
-  }
-};
-
-// Each function's argument categories and result type.
-const signatures: Record<FunctionName, { args: Category[]; optional?: Category; returns: ExprType }> = {
-  contains: { args: ["text", "text"], returns: "Boolean" },
-  startswith: { args: ["text", "text"], returns: "Boolean" },
-  endswith: { args: ["text", "text"], returns: "Boolean" },
-  substringof: { args: ["text", "text"], returns: "Boolean" },
-  tolower: { args: ["text"], returns: "Text" },
-  toupper: { args: ["text"], returns: "Text" },
-  trim: { args: ["text"], returns: "Text" },
-  length: { args: ["text"], returns: "Integer" },
-  indexof: { args: ["text", "text"], returns: "Integer" },
-  concat: { args: ["text", "text"], returns: "Text" },
-  substring: { args: ["text", "number"], optional: "number", returns: "Text" },
-  replace: { args: ["text", "text", "text"], returns: "Text" },
-  year: { args: ["temporal"], returns: "Integer" },
-  month: { args: ["temporal"], returns: "Integer" },
-  day: { args: ["temporal"], returns: "Integer" },
-  hour: { args: ["temporal"], returns: "Integer" },
-  minute: { args: ["temporal"], returns: "Integer" },
-  second: { args: ["temporal"], returns: "Integer" },
-  now: { args: [], returns: "DateTime" },
-  date: { args: ["temporal"], returns: "Date" },
-  round: { args: ["number"], returns: "Real" },
-  floor: { args: ["number"], returns: "Real" },
-  ceiling: { args: ["number"], returns: "Real" },
-};
 
 function describe(expr: Planned): string {
   switch (expr.kind) {
@@ -167,6 +122,8 @@ function byForeignKey(expr: Comparison): Planned {
 export class ExprPlanner {
   /** The joins of to-one navigations read through, by the row they start from and the navigation. */
   private readonly reads = new Map<string, Join>();
+  /** The `any`/`all`/`$count` filters the expression being planned is inside of. */
+  private lambdaDepth = 0;
 
   constructor(private readonly tables: Tables) {}
 
@@ -321,16 +278,37 @@ export class ExprPlanner {
     if (rest.length > 0 || !path.end) {
       throw new BadRequest(`'${name}' of ${resource.name} is a collection; use any(), all() or $count`);
     }
-    if (path.end.kind === "count") {
-      const filter = path.end.filter
-        ? this.boolean(path.end.filter, { table: join.child, variables: scope.variables }, "$count($filter)")
+    const end = path.end;
+    if (end.kind === "count") {
+      const counted = end.filter;
+      const filter = counted
+        ? this.nested(() =>
+            this.boolean(counted, { table: join.child, variables: scope.variables }, "$count($filter)"),
+          )
         : undefined;
       return { kind: "count", type: "Integer", join, filter };
     }
-    const variables = new Map(scope.variables).set(path.end.variable, join.child);
+    const variables = new Map(scope.variables).set(end.variable, join.child);
     // OData: inside a lambda, bare names still refer to the instance being filtered.
-    const body = this.boolean(path.end.body, { table: scope.table, variables }, `${path.end.quantifier}()`);
-    return { kind: "lambda", type: "Boolean", quantifier: path.end.quantifier, join, body };
+    const body = this.nested(() =>
+      this.boolean(end.body, { table: scope.table, variables }, `${end.quantifier}()`),
+    );
+    return { kind: "lambda", type: "Boolean", quantifier: end.quantifier, join, body };
+  }
+
+  /** Plans the body of a lambda or a `$count` filter one level deeper, within MAX_LAMBDA_DEPTH. */
+  private nested(plan: () => Planned): Planned {
+    if (this.lambdaDepth >= MAX_LAMBDA_DEPTH) {
+      throw new BadRequest(
+        `This filter nests any()/all() or $count($filter=…) (GraphQL: some, every, none) more than ${MAX_LAMBDA_DEPTH} levels deep, the limit of one filter`,
+      );
+    }
+    this.lambdaDepth++;
+    try {
+      return plan();
+    } finally {
+      this.lambdaDepth--;
+    }
   }
 
   /** The value of a version field (`@name`) on `table`'s row. */

@@ -71,7 +71,9 @@ function compileFresh(query: ODataQuery, context: Omit<ReadContext, "db">): Comp
  */
 export function compileQuery(query: ODataQuery, context: Omit<ReadContext, "db">): CompiledRead {
   const { statementCache, permissions } = context;
-  if (!statementCache || permissions.cacheKey === undefined) return compileFresh(query, context);
+  // A read charged to a batch's budget is planned each time: a cached statement skips the charge.
+  if (!statementCache || permissions.cacheKey === undefined || context.limits?.budget)
+    return compileFresh(query, context);
   const shape = queryShape(query);
   // Everything else the statement depends on: the caller, the format, a system read, the limits.
   const key = `${permissions.cacheKey}\n${context.format}\n${context.system === true}\n${JSON.stringify(context.limits)}\n${shape.key}`;

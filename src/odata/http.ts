@@ -31,7 +31,7 @@ export interface ODataDeps {
   /** Compiled reads by URL and by query shape (read.ts). */
   readonly statementCaches?: ReadContext["statementCaches"];
   /** The bounds of one $batch (./batch/). */
-  readonly batch?: { readonly maxParts: number; readonly maxBytes: number };
+  readonly batch?: { readonly maxParts: number; readonly maxBytes: number; readonly maxCost: number };
 }
 
 /** pinejs answers a write the caller may not make with 401 "Unauthorized"; its clients rely on it. */

@@ -126,7 +126,9 @@ function urlSlots(url: string): { shape: UrlShape; slots: Slot[] } | undefined {
 /** The compiled read of a request: by its URL's shape when this caller read that shape before. */
 function compileByShape(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
   const { statementCaches, permissions } = context;
-  const url = statementCaches && permissions.cacheKey !== undefined ? urlSlots(request.url) : undefined;
+  // A read charged to a batch's budget is compiled each time: a cached statement skips the charge.
+  const cached = statementCaches && permissions.cacheKey !== undefined && !context.limits?.budget;
+  const url = cached ? urlSlots(request.url) : undefined;
   if (!statementCaches || !url) return compile(request, context);
   // Everything else a statement depends on: the version, the caller, the negotiated headers.
   const pageSize = maxPageSize(request.headers.prefer) ?? "";

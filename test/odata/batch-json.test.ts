@@ -12,6 +12,11 @@ import { basicWorld, World } from "../support/write-world.ts";
 // same request alone would.
 
 type Row = Record<string, unknown>;
+
+// Two reads of `application?$expand=owns__device($expand=device_tag)` (1,001,001,000 each: 1,000
+// fleets, a million devices, a billion tags as ODATA_MAX_COST counts them) fit, a third does not.
+const WIDE_READ = 1_001_001_000;
+const BATCH_COST = 2_500_000_000;
 interface Answer {
   id: string;
   status: number;
@@ -41,7 +46,11 @@ describe.each(databaseKinds)("JSON $batch on %s", (kind) => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer(kind, { ODATA_BATCH_MAX_PARTS: "6", ODATA_BATCH_MAX_BYTES: "8192" });
+    server = await startTestServer(kind, {
+      ODATA_BATCH_MAX_PARTS: "6",
+      ODATA_BATCH_MAX_BYTES: "8192",
+      ODATA_BATCH_MAX_COST: String(BATCH_COST),
+    });
     world = await basicWorld(server.test.db, "batch");
     member = await userKey("batch-member", world.org.id);
     const w = new World(server.test.db, "batchelsewhere");
@@ -226,5 +235,30 @@ describe.each(databaseKinds)("JSON $batch on %s", (kind) => {
     expect(elsewhere.status).toBe(200);
     expect((elsewhere.body.responses[0] as Answer).status).toBe(400);
     expect((await fleetDevices()).length).toBe(before);
+  });
+
+  it("the batch's reads together are bounded (ODATA_BATCH_MAX_COST): the read over it and every later read are refused", async () => {
+    const wide = { method: "GET", url: "application?$expand=owns__device($expand=device_tag)" };
+    const before = (await fleetDevices()).length;
+    const { status, body } = await batch([
+      { id: "1", ...wide },
+      { id: "2", ...wide },
+      { id: "3", ...wide },
+      { id: "4", method: "GET", url: `device/$count` },
+      { id: "5", method: "POST", url: "device", body: { belongs_to__application__id: world.fleet.id } },
+      { id: "6", method: "GET", url: "device?$top=1&$select=id", dependsOn: ["3"] },
+    ]);
+    expect(status).toBe(200);
+    expect(body.responses.map((answer) => answer.status)).toEqual([200, 200, 400, 400, 201, 424]);
+    const [over, later] = body.responses.slice(2) as [Answer, Answer];
+    expect(over.body?.error?.message).toBe(
+      `The reads of this batch could produce more than ${BATCH_COST} rows together (ODATA_BATCH_MAX_COST): this read (up to ${WIDE_READ} rows) and every read after it in the batch are not run; the reads before it could produce up to ${2 * WIDE_READ}`,
+    );
+    expect(later.body?.error?.message).toMatch(/ODATA_BATCH_MAX_COST/);
+    // Writes are not charged: the POST after the refusal still ran.
+    expect((await fleetDevices()).length).toBe(before + 1);
+    // Each read alone is within its own limit, and a new batch has a budget of its own.
+    const again = await batch([{ id: "1", ...wide }]);
+    expect(again.body.responses[0]?.status).toBe(200);
   });
 });

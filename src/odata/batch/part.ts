@@ -1,4 +1,5 @@
 import { clientErrorOf } from "../../core/client-errors.ts";
+import { type CostBudget, defaultReadLimits } from "../../core/limits.ts";
 import { BadRequest, Unauthorized } from "../../errors.ts";
 import { STANDARD_ROOT } from "../format.ts";
 import { type ReadContext, read } from "../read.ts";
@@ -27,7 +28,12 @@ export interface PartAnswer {
   readonly table?: string;
 }
 
-export type PartContext = ReadContext & VersionedWriteContext & { readonly origin?: string };
+export type PartContext = ReadContext &
+  VersionedWriteContext & {
+    readonly origin?: string;
+    /** What the batch's reads may still cost (ODATA_BATCH_MAX_COST); writes are not charged. */
+    readonly budget?: CostBudget;
+  };
 
 const methods = new Set(["GET", "POST", "PATCH", "PUT", "DELETE"]);
 
@@ -64,7 +70,9 @@ export async function answerPart(part: BatchPart, context: PartContext): Promise
         },
         ...(context.origin ? { origin: context.origin } : {}),
       },
-      context,
+      context.budget
+        ? { ...context, limits: { ...(context.limits ?? defaultReadLimits), budget: context.budget } }
+        : context,
     );
     const status = reply.status ?? 200;
     const headers =

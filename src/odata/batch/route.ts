@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { credentialTables } from "../../auth/caller.ts";
 import type { Permissions } from "../../auth/permissions.ts";
-import type { ReadLimits } from "../../core/limits.ts";
+import { CostBudget, type ReadLimits } from "../../core/limits.ts";
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
 import { V4_HEADERS } from "../serialize.ts";
@@ -18,12 +18,13 @@ export interface BatchDeps {
   ) => Promise<{ permissions: Permissions; actor: number | undefined }>;
   readonly identitiesChanged: () => void;
   readonly limits: ReadLimits;
-  readonly batch: { readonly maxParts: number; readonly maxBytes: number };
+  readonly batch: { readonly maxParts: number; readonly maxBytes: number; readonly maxCost: number };
 }
 
 /**
  * `POST <root>/$batch` (OData v4.01 Protocol §11.7): the JSON batch of OData 4.01. Every request in
- * it runs with the caller of the batch, resolved once: their permissions, their read limits.
+ * it runs with the caller of the batch, resolved once: their permissions, their read limits, and
+ * the batch's reads together within ODATA_BATCH_MAX_COST.
  */
 export function batchRoute(app: FastifyInstance, url: string, deps: BatchDeps): void {
   const bounds = deps.batch;
@@ -37,6 +38,7 @@ export function batchRoute(app: FastifyInstance, url: string, deps: BatchDeps): 
       permissions,
       actor,
       limits: deps.limits,
+      budget: new CostBudget(bounds.maxCost),
       origin: `${request.protocol}://${request.host}`,
     };
     const { responses, tables } = await runJsonBatch(requests, deps.db, context);
