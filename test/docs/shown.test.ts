@@ -33,6 +33,7 @@ describe("shown output", () => {
     expect(compare({ shown: ["204"] }, ok("", [204]))).toBeUndefined();
     expect(compare({ shown: ["204"] }, ok("", [401]))).toMatch(/status 204, got 401/);
     expect(compare({ shown: ["204, or 412"] }, ok("", [412]))).toBeUndefined();
+    expect(compare({ shown: ["204"] }, ok("", []))).toMatch(/status 204, got $/);
     expect(
       compare({ shown: ['200, or 400 (once it finished: "done (ok)")'] }, ok('"done"', [400])),
     ).toBeUndefined();

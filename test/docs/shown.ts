@@ -181,7 +181,7 @@ export function compare(command: { shown: string[]; json?: string }, outcome: Ou
   const failed = outcome.statuses.filter((code) =>
     statuses ? !allowed.includes(code) : code >= 400 || code === 0,
   );
-  if (statuses && outcome.statuses.at(-1) !== undefined && !allowed.includes(outcome.statuses.at(-1) ?? 0))
+  if (statuses && outcome.exitCode !== null && !allowed.includes(outcome.statuses.at(-1) ?? 0))
     return `README shows status ${allowed.join(" or ")}, got ${outcome.statuses.join(", ")}`;
   if (!statuses && failed.length > 0)
     return `a request failed: status ${outcome.statuses.join(", ")}; printed:\n${stdout}`;
