@@ -24,9 +24,10 @@ export interface BatchOptions {
   readonly inFlight: number;
 }
 
-// A poll answers in about a millisecond; 2 ms more on a report is nothing to a supervisor, which
-// reports every 10 s at most, and at a million devices' cadence (3,333 reports/s) it gathers 6 or
-// more per statement. Beyond 200 a statement's rows cost more than the commit they share.
+// The window is DEVICE_REPORT_WINDOW_MS (default 2): a poll answers in about a millisecond; 2 ms
+// more on a report is nothing to a supervisor, which reports every 10 s at most, and at a million
+// devices' cadence (3,333 reports/s) it gathers 6 or more per statement (more while batches run).
+// Beyond 200 a statement's rows cost more than the commit they share.
 export const reportBatching: BatchOptions = { windowMs: 2, maxBatch: 200, inFlight: 2 };
 
 interface Waiting<T> {

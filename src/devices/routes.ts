@@ -14,7 +14,7 @@ import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import { repeatEvery } from "./repeat.ts";
-import { ReportBatcher } from "./report-batcher.ts";
+import { ReportBatcher, reportBatching } from "./report-batcher.ts";
 import { markSilentDevicesOffline, type ReportRow, recordStates, reportRow, stateReport } from "./state.ts";
 import { parseStateV3, recordStateV3 } from "./state-v3.ts";
 import {
@@ -39,6 +39,8 @@ export interface DeviceDeps {
   readonly offlineAfterSeconds: number;
   /** The change bus, whose announcements keep the target-state cache true. */
   readonly events: EventBus;
+  /** How long a state report waits for others to be written with it (report-batcher.ts). */
+  readonly reportWindowMs?: number;
   /** How many devices' target digests the cache holds (target-cache.ts); 0: no cache. */
   readonly targetCacheSize?: number;
 }
@@ -87,7 +89,10 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const unfollow = cache.size > 0 ? cache.follow(deps.events) : undefined;
   app.addHook("onClose", async () => unfollow?.());
   // Concurrent reports are written together, each answered once its batch committed.
-  const reports = new ReportBatcher<ReportRow>((rows) => recordStates(db, rows));
+  const reports = new ReportBatcher<ReportRow>((rows) => recordStates(db, rows), {
+    ...reportBatching,
+    windowMs: deps.reportWindowMs ?? reportBatching.windowMs,
+  });
   app.addHook("onClose", () => reports.drain());
 
   /** A provisioning key registers into its own fleet; a user into a fleet they may change. */

@@ -81,7 +81,12 @@ export interface ReportRow {
 }
 
 /** The row `recordStates` writes for a report; `updateStatus` (v3 reports only). */
-export function reportRow(uuid: string, report: StateReport, keys: KeyBox, updateStatus?: UpdateStatus): ReportRow {
+export function reportRow(
+  uuid: string,
+  report: StateReport,
+  keys: KeyBox,
+  updateStatus?: UpdateStatus,
+): ReportRow {
   const fields: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(report)) {
     if (value === undefined || name === "api_key") continue;
@@ -176,7 +181,11 @@ export async function recordStates(db: Executor, rows: readonly ReportRow[]): Pr
       fingerprint: row.key?.fingerprint ?? null,
     })),
   );
-  const written = await db.query<{ n: number }>({ text: recordText, values: [json], prepare: "fg_device_reports" });
+  const written = await db.query<{ n: number }>({
+    text: recordText,
+    values: [json],
+    prepare: "fg_device_reports",
+  });
   const found = new Set(written.map((row) => row.n));
   return rows.map((_, n) => found.has(n));
 }
