@@ -207,11 +207,12 @@ describe.each(databaseKinds)("state reports written together on %s", (kind) => {
       // announcement arrived, any of the reports before it would have too.
       const sentinel = devices[31] as Device;
       expect((await report(sentinel, { status: `sentinel ${Date.now()}` })).status).toBe(200);
-      await expect.poll(() => heard.some((line) => line.includes(`${sentinel.id}:`))).toBe(true);
+      await expect.poll(() => heard.includes(`${channels.device} ${sentinel.id}:1`)).toBe(true);
       const own = [`${channels.device} ${device.id}:1`, `${channels.target} device:${device.id}`];
       expect(heard.filter((line) => own.includes(line))).toEqual([]);
-      const { last_heartbeat_at: beat, ...rest } = after ?? {};
-      const { last_heartbeat_at: beatBefore, ...restBefore } = before ?? {};
+      if (!after || !before) throw new Error("the device vanished");
+      const { last_heartbeat_at: beat, ...rest } = after;
+      const { last_heartbeat_at: beatBefore, ...restBefore } = before;
       expect(rest).toEqual(restBefore);
       expect((beat as Date).getTime()).toBeGreaterThan((beatBefore as Date).getTime());
     } finally {
