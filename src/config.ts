@@ -150,6 +150,13 @@ const schema = z.object({
   LOGIN_THROTTLE_MAX_KEYS: z.coerce.number().int().min(1_000).max(10_000_000).default(100_000),
   // A device that reported once and then stays silent this long (seconds) is marked offline.
   DEVICE_OFFLINE_TIMEOUT: duration("seconds", 1, YEAR_SECONDS, 90),
+  // How long a state report waits for others to be written with it (src/devices/report-batcher.ts).
+  DEVICE_REPORT_WINDOW_MS: z.coerce
+    .number({ error: "must be a whole number of milliseconds from 0 to 1000" })
+    .int({ error: "must be a whole number of milliseconds from 0 to 1000" })
+    .min(0, { error: "must be a whole number of milliseconds from 0 to 1000" })
+    .max(1000, { error: "must be a whole number of milliseconds from 0 to 1000" })
+    .default(2),
   SUPERVISOR_KEY_SECRET: z.string().min(32).optional(),
   // The proxy: how long one device may take, how many are called at once, which networks it may call.
   PROXY_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 10_000),

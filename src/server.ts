@@ -290,6 +290,7 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     keys,
     requireCaller: (request) => requireCaller(request, authenticator),
     offlineAfterSeconds: deps.config.DEVICE_OFFLINE_TIMEOUT,
+    reportWindowMs: deps.config.DEVICE_REPORT_WINDOW_MS,
     events,
   });
   catalogueRoutes(app, {

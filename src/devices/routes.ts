@@ -14,7 +14,8 @@ import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import { repeatEvery } from "./repeat.ts";
-import { markSilentDevicesOffline, recordState, stateReport } from "./state.ts";
+import { ReportBatcher, reportBatching } from "./report-batcher.ts";
+import { markSilentDevicesOffline, type ReportRow, recordStates, reportRow, stateReport } from "./state.ts";
 import { parseStateV3, recordStateV3 } from "./state-v3.ts";
 import {
   type DeviceCaller,
@@ -38,6 +39,8 @@ export interface DeviceDeps {
   readonly offlineAfterSeconds: number;
   /** The change bus, whose announcements keep the target-state cache true. */
   readonly events: EventBus;
+  /** How long a state report waits for others to be written with it (report-batcher.ts). */
+  readonly reportWindowMs?: number;
   /** How many devices' target digests the cache holds (target-cache.ts); 0: no cache. */
   readonly targetCacheSize?: number;
 }
@@ -85,6 +88,12 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const cache = new TargetCache(deps.targetCacheSize ?? TARGET_CACHE_SIZE);
   const unfollow = cache.size > 0 ? cache.follow(deps.events) : undefined;
   app.addHook("onClose", async () => unfollow?.());
+  // Concurrent reports are written together, each answered once its batch committed.
+  const reports = new ReportBatcher<ReportRow>((rows) => recordStates(db, rows), {
+    ...reportBatching,
+    windowMs: deps.reportWindowMs ?? reportBatching.windowMs,
+  });
+  app.addHook("onClose", () => reports.drain());
 
   /** A provisioning key registers into its own fleet; a user into a fleet they may change. */
   async function mayRegister(caller: Authenticated, fleet: number): Promise<void> {
@@ -185,7 +194,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
 
   app.patch<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request, reply) => {
     const { uuid } = await asDevice(request);
-    if (!(await recordState(db, uuid, parsed(stateReport, request.body), keys)))
+    if (!(await reports.submit(reportRow(uuid, parsed(stateReport, request.body), keys))))
       throw new NotFound(`No device ${uuid}`);
     return reply.type("application/json").send(JSON.stringify("OK"));
   });
@@ -194,7 +203,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   app.patch("/device/v3/state", async (request, reply) => {
     const caller = await deps.requireCaller(request);
     if (caller.kind !== "device") throw new Unauthorized();
-    await recordStateV3(db, caller.uuid, parseStateV3(request.body), keys);
+    await recordStateV3(db, caller.uuid, parseStateV3(request.body), keys, (row) => reports.submit(row));
     return reply.code(200).send();
   });
 

@@ -3,7 +3,7 @@ import type { KeyBox } from "../auth/key-box.ts";
 import { type UpdateStatus, updateStatuses } from "../core/write/rules/device.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
-import { recordState, type StateReport, stateReport } from "./state.ts";
+import { type ReportRow, reportRow, type StateReport, stateReport } from "./state.ts";
 
 // PATCH /device/v3/state, the report balena-supervisor sends since v12 (open-balena-api's
 // state-patch-v3.ts): `{<uuid>: {…device fields, api_secret, apps: {<app uuid>: {release_uuid,
@@ -110,12 +110,16 @@ async function ownFleetReport(
   };
 }
 
-/** Stores each report as PATCH /device/v2/<uuid>/state would, `api_secret` as the supervisor key. */
+/**
+ * Stores each report as PATCH /device/v2/<uuid>/state would (through `record`, which answers whether
+ * the device exists), `api_secret` as the supervisor key.
+ */
 export async function recordStateV3(
   db: Executor,
   callerUuid: string,
   reports: Map<string, StateReportV3>,
   keys: KeyBox,
+  record: (row: ReportRow) => Promise<boolean>,
 ): Promise<void> {
   // A device key speaks for its own device only; any other uuid is not the caller's (401).
   for (const uuid of reports.keys()) if (uuid !== callerUuid) throw new Unauthorized();
@@ -127,6 +131,6 @@ export async function recordStateV3(
       ...(api_secret !== undefined && { api_key: api_secret }),
       ...(commit !== undefined && { commit }),
     };
-    if (!(await recordState(db, uuid, v2, keys, updateStatus))) throw new Unauthorized();
+    if (!(await record(reportRow(uuid, v2, keys, updateStatus)))) throw new Unauthorized();
   }
 }

@@ -4,7 +4,7 @@ import type { UpdateStatus } from "../core/write/rules/device.ts";
 import { releaseWithCommit } from "../core/write/rules/release.ts";
 import { channels, devicePayload, notify } from "../db/channels.ts";
 import type { Executor } from "../db/database.ts";
-import { ident, join, param, sql, toStatement } from "../db/sql.ts";
+import { ident, join, param, raw, sql, toStatement } from "../db/sql.ts";
 
 const count = z
   .number()
@@ -73,76 +73,121 @@ const watched = [
 const announce = (noticed = sql`TRUE`) =>
   sql`SELECT "id", CASE WHEN ${noticed} THEN ${notify(channels.device, devicePayload(sql`"id"`, sql`"belongs_to__application"`))} END AS "announced" FROM "changed"`;
 
-/**
- * Stores a report and marks the device heard from: online, connected, heartbeat now; the
- * connectivity event moves only when it was offline, the heartbeat's change date only when its state
- * changes. `commit` becomes the release of its fleet. `updateStatus` (v3 reports only) is stored with
- * the time it last changed.
- */
-export async function recordState(
-  db: Executor,
+/** A report made ready to write: what it sets (by column, plus `commit` and `update_status`), its key sealed. */
+export interface ReportRow {
+  readonly uuid: string;
+  readonly fields: Readonly<Record<string, unknown>>;
+  readonly key?: { readonly ciphertext: string; readonly fingerprint: string };
+}
+
+/** The row `recordStates` writes for a report; `updateStatus` (v3 reports only). */
+export function reportRow(
   uuid: string,
   report: StateReport,
   keys: KeyBox,
   updateStatus?: UpdateStatus,
-): Promise<boolean> {
-  const device = ident("d");
-  const assignments = Object.entries(report).flatMap(([name, value]) => {
-    if (value === undefined || name === "commit" || name === "api_key") return [];
-    const column = columnOf[name as keyof StateReport] ?? name;
-    const cast = name === "is_undervolted" ? "bool" : integers.has(name) ? "int4" : "text";
-    return [sql`${ident(column)} = ${param(value, cast)}`];
-  });
-  if (report.api_key !== undefined) {
-    // A key the device retired when the proxy had it regenerate one (src/proxy/regenerated-key.ts)
-    // comes from a report older than the regeneration: the cloud keeps the new key it stored.
-    const retired = sql`strpos(coalesce(${device}."supervisor_api_key_retired", ''), ${param(keyFingerprint(report.api_key), "text")}) > 0`;
-    assignments.push(
-      sql`"supervisor_api_key_ciphertext" = CASE WHEN ${retired} THEN ${device}."supervisor_api_key_ciphertext" ELSE ${param(keys.seal(report.api_key), "text")} END`,
-    );
+): ReportRow {
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(report)) {
+    if (value === undefined || name === "api_key") continue;
+    fields[columnOf[name as keyof StateReport] ?? name] = value;
   }
-  if (report.commit !== undefined) {
-    // A failed build and its rebuild share a commit: the same choice as everywhere (newest successful).
-    assignments.push(
-      sql`"is_running__release" = ${releaseWithCommit(sql`${device}."belongs_to__application"`, param(report.commit, "text"))}`,
-    );
-  }
-  if (updateStatus !== undefined) {
-    const status = param(updateStatus, "text");
-    assignments.push(
-      sql`"update_status" = ${status}`,
-      sql`"last_update_status_event" = CASE WHEN ${device}."update_status" IS DISTINCT FROM ${status} THEN now() ELSE ${device}."last_update_status_event" END`,
-    );
-  }
-  // System write (ARCHITECTURE.md, "System writes"): a device reports its own state; these are
-  // fields no user writes and the write core's rules and permissions are for users' writes.
-  // One statement still: the row as it was (locked, so a concurrent sweep cannot slip between), the
-  // update, and a NOTIFY when a watched column changed, sent when the report commits.
-  const previous = ident("previous");
-  const noticed = join(
-    watched.map((column) => sql`${device}.${ident(column)} IS DISTINCT FROM ${previous}.${ident(column)}`),
-    " OR ",
-  );
-  const rows = await db.query(
-    toStatement(
-      sql`WITH ${previous} AS (SELECT "id", ${join(watched.map(ident), ", ")} FROM "device" WHERE "uuid" = ${param(uuid, "text")} FOR UPDATE),
-       "changed" AS (UPDATE "device" ${device} SET ${join(
-         [
-           ...assignments,
-           sql`"last_connectivity_event" = CASE WHEN ${device}."is_online" THEN ${device}."last_connectivity_event" ELSE now() END`,
-           sql`"is_online" = true`,
-           sql`"is_connected_to_vpn" = true`,
-           sql`"api_heartbeat_state" = 'online'`,
-           sql`"changed_api_heartbeat_state_on__date" = CASE WHEN ${device}."api_heartbeat_state" = 'online' THEN ${device}."changed_api_heartbeat_state_on__date" ELSE now() END`,
-           sql`"last_heartbeat_at" = now()`,
-         ],
+  if (updateStatus !== undefined) fields.update_status = updateStatus;
+  return {
+    uuid,
+    fields,
+    ...(report.api_key !== undefined && {
+      key: { ciphertext: keys.seal(report.api_key), fingerprint: keyFingerprint(report.api_key) },
+    }),
+  };
+}
+
+// Every column a report may set, with its type: a member the report leaves out keeps its value.
+const reported = Object.keys(stateReport.shape).flatMap((name) => {
+  if (name === "api_key" || name === "commit") return [];
+  const column = columnOf[name as keyof StateReport] ?? name;
+  const cast = name === "is_undervolted" ? "bool" : integers.has(name) ? "int4" : "text";
+  return [{ column, cast }];
+});
+
+const device = ident("d");
+const field = (name: string) => sql`(rep."fields" ->> ${raw(`'${name}'`)})`;
+const given = (name: string) => sql`rep."fields" ? ${raw(`'${name}'`)}`;
+
+// System write (ARCHITECTURE.md, "System writes"): a device reports its own state; these are
+// fields no user writes and the write core's rules and permissions are for users' writes.
+// One statement for any number of reports (a group commit, ./report-batcher.ts), its text the same
+// whatever they hold, so it is prepared once: the reports are one jsonb parameter. Per report: the
+// row as it was (locked in id order, so two batches, or a batch and the sweep, wait rather than
+// deadlock), the update, and a NOTIFY when a watched column changed, sent when the batch commits.
+// A report that gives no member writes only what must move: online, heartbeat.
+const previous = ident("previous");
+const noticed = join(
+  watched.map((column) => sql`${device}.${ident(column)} IS DISTINCT FROM ${previous}.${ident(column)}`),
+  " OR ",
+);
+const assignments = [
+  ...reported.map(
+    ({ column, cast }) =>
+      sql`${ident(column)} = CASE WHEN ${given(column)} THEN ${field(column)}::${raw(cast)} ELSE ${device}.${ident(column)} END`,
+  ),
+  // A key the device retired when the proxy had it regenerate one (src/proxy/regenerated-key.ts)
+  // comes from a report older than the regeneration: the cloud keeps the new key it stored.
+  sql`"supervisor_api_key_ciphertext" = CASE WHEN rep."key" IS NULL
+        OR strpos(coalesce(${device}."supervisor_api_key_retired", ''), rep."fingerprint") > 0
+      THEN ${device}."supervisor_api_key_ciphertext" ELSE rep."key" END`,
+  // A failed build and its rebuild share a commit: the same choice as everywhere (newest successful).
+  sql`"is_running__release" = CASE WHEN ${given("commit")}
+      THEN ${releaseWithCommit(sql`${device}."belongs_to__application"`, field("commit"))} ELSE ${device}."is_running__release" END`,
+  // v3's update status, with the time it last changed.
+  sql`"update_status" = CASE WHEN ${given("update_status")} THEN ${field("update_status")} ELSE ${device}."update_status" END`,
+  sql`"last_update_status_event" = CASE WHEN ${given("update_status")} AND ${device}."update_status" IS DISTINCT FROM ${field("update_status")}
+      THEN now() ELSE ${device}."last_update_status_event" END`,
+  sql`"last_connectivity_event" = CASE WHEN ${device}."is_online" THEN ${device}."last_connectivity_event" ELSE now() END`,
+  sql`"is_online" = true`,
+  sql`"is_connected_to_vpn" = true`,
+  sql`"api_heartbeat_state" = 'online'`,
+  sql`"changed_api_heartbeat_state_on__date" = CASE WHEN ${device}."api_heartbeat_state" = 'online' THEN ${device}."changed_api_heartbeat_state_on__date" ELSE now() END`,
+  sql`"last_heartbeat_at" = now()`,
+];
+const { text: recordText } = toStatement(
+  sql`WITH "report" AS (SELECT * FROM jsonb_to_recordset($1::jsonb)
+         AS rep("n" int4, "uuid" text, "fields" jsonb, "key" text, "fingerprint" text)),
+       ${previous} AS (SELECT ${device}."id", rep."n", ${join(
+         watched.map((column) => sql`${device}.${ident(column)}`),
          ", ",
-       )} FROM ${previous} WHERE ${device}."id" = ${previous}."id"
-       RETURNING ${device}."id", ${device}."belongs_to__application", (${noticed}) AS "noticed")
-       ${announce(sql`"noticed"`)}`,
-    ),
+       )} FROM "device" ${device} JOIN "report" rep ON rep."uuid" = ${device}."uuid" ORDER BY ${device}."id" FOR UPDATE OF ${device}),
+       "changed" AS (UPDATE "device" ${device} SET ${join(assignments, ", ")}
+         FROM ${previous} JOIN "report" rep ON rep."n" = ${previous}."n" WHERE ${device}."id" = ${previous}."id"
+         RETURNING ${previous}."n", ${device}."id", ${device}."belongs_to__application", (${noticed}) AS "noticed")
+       SELECT "n", CASE WHEN "noticed" THEN ${notify(channels.device, devicePayload(sql`"id"`, sql`"belongs_to__application"`))} END AS "announced" FROM "changed"`,
+);
+
+/**
+ * Stores each report (of distinct devices) and marks its device heard from: online, connected,
+ * heartbeat now; the connectivity event moves only when it was offline, the heartbeat's change date
+ * only when its state changes. `commit` becomes the release of its fleet. Answers, per report,
+ * whether its device exists.
+ */
+export async function recordStates(db: Executor, rows: readonly ReportRow[]): Promise<boolean[]> {
+  if (new Set(rows.map((row) => row.uuid)).size !== rows.length)
+    throw new Error("one batch of reports names a device twice");
+  const json = JSON.stringify(
+    rows.map((row, n) => ({
+      n,
+      uuid: row.uuid,
+      fields: row.fields,
+      key: row.key?.ciphertext ?? null,
+      fingerprint: row.key?.fingerprint ?? null,
+    })),
   );
-  return rows.length > 0;
+  const written = await db.query<{ n: number }>({
+    text: recordText,
+    values: [json],
+    prepare: "fg_device_reports",
+  });
+  const found = new Set(written.map((row) => row.n));
+  return rows.map((_, n) => found.has(n));
 }
 
 /**
