@@ -45,9 +45,9 @@ export interface DeviceDeps {
 
 // About 200 bytes a device: 20 MB. A larger fleet re-reads its least recently polled devices.
 const TARGET_CACHE_SIZE = 100_000;
-// A fleet's part is its variables and release composition, a few kB: ~20 MB at most. A fleet or
-// pinned release past the 5,000 most recently used is read again.
-const TARGET_PARTS_SIZE = 5_000;
+// A fleet's shared part is its variables and its release's composition, a few kB; 16 MB of their
+// text (about 50 MB in memory) holds thousands. The least recently used beyond are read again.
+const TARGET_PARTS_BYTES = 16 * 1024 * 1024;
 
 const registration = z.strictObject({
   application: z.number().int().positive(),
@@ -89,7 +89,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const cache = new TargetCache(deps.targetCacheSize ?? TARGET_CACHE_SIZE);
   const unfollow = cache.size > 0 ? cache.follow(deps.events) : undefined;
   // The parts hold by the cache's announcements, so only where it follows them.
-  const parts = cache.size > 0 ? new TargetParts(model, cache, TARGET_PARTS_SIZE) : undefined;
+  const parts = cache.size > 0 ? new TargetParts(model, cache, TARGET_PARTS_BYTES) : undefined;
   app.addHook("onClose", async () => unfollow?.());
 
   /** A provisioning key registers into its own fleet; a user into a fleet they may change. */

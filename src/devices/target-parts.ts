@@ -30,7 +30,8 @@ import { type SharedV3, sharedV3 } from "./target-v3.ts";
 //    part gone meanwhile, is read whole instead.
 // 5. A device whose key names another fleet than the one it is in (moved since the key resolved)
 //    is read whole: its key's permissions are not those its fleet's part was read with.
-// 6. Bounded: at most `size` parts; the one used least recently goes first.
+// 6. Bounded: at most `bytes` of parts' text (each held about three times: its text, parsed, and
+//    its v3 build); the part used least recently goes first.
 
 /** One part's text (as the whole read embeds it), parsed, with when its read started. */
 interface Part<Value> {
@@ -84,11 +85,13 @@ export class TargetParts {
   private readonly releases: DeviceRead;
   /** Fleet parts by `fleet:<id>`, release parts by `release:<id>`, least recently used first. */
   private readonly parts = new Map<string, Part<unknown>>();
+  /** The length of the parts' texts. */
+  private held = 0;
 
   constructor(
     model: Model,
     private readonly cache: TargetCache,
-    readonly size: number,
+    readonly bytes: number,
   ) {
     this.devices = new DeviceRead(model, deviceTargetQuery);
     this.fleets = new DeviceRead(model, byId("application", fleetOptions));
@@ -157,9 +160,9 @@ export class TargetParts {
   ): Promise<Part<unknown> | undefined> {
     const key = `${kind}:${id}`;
     const held = this.parts.get(key);
-    this.parts.delete(key);
+    if (held) this.drop(key, held);
     if (held && this.cache.unchangedSince(held.at, held.changes)) {
-      this.parts.set(key, held);
+      this.hold(key, held);
       return held;
     }
     const at = this.cache.stamp();
@@ -170,15 +173,30 @@ export class TargetParts {
     const value = JSON.parse(text) as Fleet | TargetRelease;
     const release = kind === "fleet" ? (value as Fleet).should_be_running__release : null;
     const changes = release ? [key, `release:${release.id}`] : [key];
-    const part =
-      kind === "fleet" ? { text, value, at, changes, v3: new Map() } : { text, value, at, changes };
+    const part: Part<unknown> | FleetPart =
+      kind === "fleet"
+        ? { text, value: value as Fleet, at, changes, v3: new Map() }
+        : { text, value, at, changes };
     if (this.cache.unchangedSince(at, changes)) {
-      if (this.parts.size >= this.size) {
-        const oldest = this.parts.keys().next().value;
-        if (oldest !== undefined) this.parts.delete(oldest);
+      this.hold(key, part);
+      for (const [oldest, cold] of this.parts) {
+        if (this.held <= this.bytes) break;
+        this.drop(oldest, cold);
       }
-      this.parts.set(key, part);
     }
     return part;
+  }
+
+  private hold(key: string, part: Part<unknown>): void {
+    // Two polls that missed at once both read it: the second replaces the first.
+    const before = this.parts.get(key);
+    if (before) this.drop(key, before);
+    this.parts.set(key, part);
+    this.held += part.text.length;
+  }
+
+  private drop(key: string, part: Part<unknown>): void {
+    this.parts.delete(key);
+    this.held -= part.text.length;
   }
 }
