@@ -56,7 +56,7 @@ try {
   const seeded = await seedDevices(scratch.url, { devices, fleets: Number(flags.fleets), salt });
   const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
-  // Fleet variables, as a fleet's configuration has them: part of every device's target.
+  // More fleet variables beside the seeded ones (devices-seed.ts: three a fleet, one a device).
   await client.query(
     `INSERT INTO application_environment_variable (application, name, value)
        SELECT a.id, 'VAR_' || n, md5(a.id::text || n) FROM application a, generate_series(1, $1::int4) n`,
