@@ -145,12 +145,16 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return caller;
   }
 
-  /** The device's target read whole: its row, digest and v3 shared part. */
+  /** The device's target read whole, in one statement. */
   async function readWhole(caller: DeviceCaller): Promise<PartsTarget> {
     const json = await targets.read(db, caller);
     if (json === undefined) throw new NotFound(`No device ${caller.uuid}`);
     const row = parseTarget(json);
-    return { row, digest: targetDigest(json), v3: sharedV3(row.belongs_to__application, targetRelease(row)) };
+    return {
+      row,
+      digest: targetDigest(json),
+      v3: () => sharedV3(row.belongs_to__application, targetRelease(row)),
+    };
   }
 
   /**
@@ -197,7 +201,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     if (notModified(ifNoneMatch, etag)) return reply.code(304).send();
     return reply
       .type("application/json; charset=utf-8")
-      .send(endpoint === "v3" ? targetV3Text(row, v3) : JSON.stringify(targetV2(row)));
+      .send(endpoint === "v3" ? targetV3Text(row, v3()) : JSON.stringify(targetV2(row)));
   }
 
   app.patch<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request, reply) => {

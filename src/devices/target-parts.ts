@@ -63,8 +63,8 @@ interface DevicePart {
 export interface PartsTarget {
   readonly row: TargetRow;
   readonly digest: string;
-  /** Its v3 body's shared part. */
-  readonly v3: SharedV3;
+  /** Its v3 body's shared part, asked for when a v3 body is sent: its fleet part's, or built now. */
+  v3(): SharedV3;
 }
 
 const byId =
@@ -137,7 +137,8 @@ export class TargetParts {
       should_be_running__release: pin?.value ?? null,
       belongs_to__application: fleet.value,
     };
-    return { row, digest, v3: this.shared(fleet, pin?.value ?? fleet.value.should_be_running__release) };
+    const release = pin?.value ?? fleet.value.should_be_running__release;
+    return { row, digest, v3: () => this.shared(fleet, release) };
   }
 
   /** The fleet's shared v3 part for `release`, built once per fleet part and release part. */
