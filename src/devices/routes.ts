@@ -22,13 +22,14 @@ import {
   notModified,
   parseTarget,
   TargetReads,
-  type TargetRow,
   targetDigest,
   targetEtag,
+  targetRelease,
   targetV2,
 } from "./target.ts";
 import { TargetCache } from "./target-cache.ts";
-import { targetV3 } from "./target-v3.ts";
+import { type PartsTarget, TargetParts } from "./target-parts.ts";
+import { sharedV3, targetV3Text } from "./target-v3.ts";
 
 export interface DeviceDeps {
   readonly db: Database;
@@ -47,6 +48,9 @@ export interface DeviceDeps {
 
 // About 200 bytes a device: 20 MB. A larger fleet re-reads its least recently polled devices.
 const TARGET_CACHE_SIZE = 100_000;
+// A fleet's shared part is its variables and its release's composition, a few kB; 16 MB of their
+// text (about 50 MB in memory) holds thousands. The least recently used beyond are read again.
+const TARGET_PARTS_BYTES = 16 * 1024 * 1024;
 
 const registration = z.strictObject({
   application: z.number().int().positive(),
@@ -87,6 +91,8 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   const targets = new TargetReads(model);
   const cache = new TargetCache(deps.targetCacheSize ?? TARGET_CACHE_SIZE);
   const unfollow = cache.size > 0 ? cache.follow(deps.events) : undefined;
+  // The parts hold by the cache's announcements, so only where it follows them.
+  const parts = cache.size > 0 ? new TargetParts(model, cache, TARGET_PARTS_BYTES) : undefined;
   app.addHook("onClose", async () => unfollow?.());
   // Concurrent reports are written together, each answered once its batch committed.
   const reports = new ReportBatcher<ReportRow>((rows) => recordStates(db, rows), {
@@ -148,13 +154,28 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     return caller;
   }
 
-  /** The device's target read now, and kept in the cache unless a change was announced meanwhile. */
-  async function readTarget(caller: DeviceCaller): Promise<{ row: TargetRow; digest: string }> {
-    const at = cache.stamp();
+  /** The device's target read whole, in one statement. */
+  async function readWhole(caller: DeviceCaller): Promise<PartsTarget> {
     const json = await targets.read(db, caller);
     if (json === undefined) throw new NotFound(`No device ${caller.uuid}`);
     const row = parseTarget(json);
-    const digest = targetDigest(json);
+    return {
+      row,
+      digest: targetDigest(json),
+      v3: () => sharedV3(row.belongs_to__application, targetRelease(row)),
+    };
+  }
+
+  /**
+   * The device's target read now, from its own part and its fleet's shared ones while announcements
+   * are heard (target-parts.ts), else whole; kept in the cache unless a change was announced meanwhile.
+   */
+  async function readTarget(caller: DeviceCaller): Promise<PartsTarget> {
+    const at = cache.stamp();
+    const fromParts = parts && (await parts.read(db, caller));
+    if (fromParts === "none") throw new NotFound(`No device ${caller.uuid}`);
+    const target = fromParts ?? (await readWhole(caller));
+    const { row, digest } = target;
     const fleet = row.belongs_to__application;
     cache.keep(
       caller.deviceId,
@@ -166,7 +187,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
       },
       at,
     );
-    return { row, digest };
+    return target;
   }
 
   /**
@@ -183,13 +204,13 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     const known = cache.digest(caller);
     if (known !== undefined && notModified(ifNoneMatch, targetEtag(endpoint, known)))
       return reply.header("etag", targetEtag(endpoint, known)).code(304).send();
-    const { row, digest } = await readTarget(caller);
+    const { row, digest, v3 } = await readTarget(caller);
     const etag = targetEtag(endpoint, digest);
     reply.header("etag", etag);
     if (notModified(ifNoneMatch, etag)) return reply.code(304).send();
     return reply
       .type("application/json; charset=utf-8")
-      .send(JSON.stringify(endpoint === "v3" ? targetV3(row) : targetV2(row)));
+      .send(endpoint === "v3" ? targetV3Text(row, v3()) : JSON.stringify(targetV2(row)));
   }
 
   app.patch<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request, reply) => {

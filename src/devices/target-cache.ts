@@ -108,6 +108,15 @@ export class TargetCache {
     this.entries.set(device, { ...entry, at });
   }
 
+  /**
+   * Whether a read stamped `at` still gives what it gave, for all that is announced: heard since it
+   * started, and none of `keys` (`device:<id>`, `fleet:<id>`, `release:<id>`) announced since.
+   * What target-parts.ts keeps is held to the same announcements as the digests here.
+   */
+  unchangedSince(at: Stamp, keys: readonly string[]): boolean {
+    return this.heard && at >= this.floor && keys.every((key) => (this.changedAt.get(key) ?? 0) <= at);
+  }
+
   private current(device: number, entry: Omit<Entry, "at">, at: Stamp): boolean {
     const since = (key: string) => (this.changedAt.get(key) ?? 0) <= at;
     return (

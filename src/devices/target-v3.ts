@@ -47,15 +47,28 @@ function stableId(...parts: readonly (string | number)[]): number {
   return n === 0 ? 1 : n;
 }
 
-interface Fleet {
+type Fleet = TargetRow["belongs_to__application"];
+
+interface ServiceState {
   readonly id: number;
-  readonly slug: string;
+  readonly image_id: number;
+  readonly image: string;
+  readonly environment: Strings;
+  readonly labels: Strings;
+  readonly composition: unknown;
 }
 
-function releaseState(fleet: Fleet, release: TargetRelease, environment: Strings): object {
+interface ReleaseState {
+  readonly id: number;
+  readonly services: Record<string, ServiceState>;
+  readonly volumes: unknown;
+  readonly networks: unknown;
+}
+
+function releaseState(fleet: Fleet, release: TargetRelease, environment: Strings): ReleaseState {
   const composition = isObject(release.composition) ? release.composition : {};
   const composed = isObject(composition.services) ? composition.services : {};
-  const services: Record<string, object> = {};
+  const services: Record<string, ServiceState> = {};
   for (const [name, service] of Object.entries(composed)) {
     if (!isObject(service)) continue;
     services[name] = {
@@ -77,11 +90,37 @@ function releaseState(fleet: Fleet, release: TargetRelease, environment: Strings
   };
 }
 
-/** The v3 target state of the device the row reads. */
-export function targetV3(row: TargetRow): object {
+/** A release's state with a device's variables over each service's (the last word in precedence). */
+function withDevice(state: ReleaseState, environment: Strings): ReleaseState {
+  if (Object.keys(environment).length === 0) return state;
+  const services: Record<string, ServiceState> = {};
+  for (const [name, service] of Object.entries(state.services))
+    services[name] = { ...service, environment: { ...service.environment, ...environment } };
+  return { ...state, services };
+}
+
+/**
+ * What every device of a fleet shares in its v3 target when it runs `release`: the release's
+ * services, images, labels and composition under the fleet's variables, built and written once
+ * (target-parts.ts keeps it while neither the fleet nor the release changes).
+ */
+export interface SharedV3 {
+  readonly release: TargetRelease | null;
+  readonly state: ReleaseState | undefined;
+  /** `state` as JSON: the part of every such device's body that is not its own. */
+  readonly text: string;
+}
+
+export function sharedV3(fleet: Fleet, release: TargetRelease | null): SharedV3 {
+  const state = release
+    ? releaseState(fleet, release, merged(fleet.application_environment_variable))
+    : undefined;
+  return { release, state, text: JSON.stringify(state) ?? "" };
+}
+
+/** The device's body around its release: `releases` is what goes under the fleet. */
+function around(row: TargetRow, releases: object): object {
   const fleet = row.belongs_to__application;
-  const release = targetRelease(row);
-  const environment = merged(fleet.application_environment_variable, row.device_environment_variable);
   return {
     [row.uuid]: {
       name: row.device_name,
@@ -92,9 +131,36 @@ export function targetV3(row: TargetRow): object {
           name: fleet.app_name,
           is_host: fleet.is_host,
           class: "fleet",
-          releases: release ? { [release.commit]: releaseState(fleet, release, environment) } : {},
+          releases,
         },
       },
     },
   };
+}
+
+/** The v3 target state of the device the row reads; `shared` is its fleet's and release's. */
+export function targetV3(
+  row: TargetRow,
+  shared = sharedV3(row.belongs_to__application, targetRelease(row)),
+): object {
+  const { release, state } = shared;
+  const environment = merged(row.device_environment_variable);
+  return around(row, release && state ? { [release.commit]: withDevice(state, environment) } : {});
+}
+
+// The end of a body whose `releases` is empty: `{}` and the four objects it closes.
+const EMPTY_RELEASES = "{}}}}}";
+
+/**
+ * `JSON.stringify(targetV3(row, shared))`, with the shared part's text written in as it was
+ * written once: a device without variables of its own costs no more than its name and config.
+ */
+export function targetV3Text(row: TargetRow, shared: SharedV3): string {
+  const { release, state } = shared;
+  const empty = JSON.stringify(around(row, {}));
+  if (!release || !state || !empty.endsWith(EMPTY_RELEASES)) return JSON.stringify(targetV3(row, shared));
+  const environment = merged(row.device_environment_variable);
+  const text =
+    Object.keys(environment).length === 0 ? shared.text : JSON.stringify(withDevice(state, environment));
+  return `${empty.slice(0, -EMPTY_RELEASES.length)}{${JSON.stringify(release.commit)}:${text}}}}}}`;
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Authenticated } from "../auth/caller.ts";
 import { permissionsFor } from "../auth/policies.ts";
-import type { ExpandItem, ODataQuery } from "../core/query.ts";
+import type { ExpandItem, Expr, ODataQuery, QueryOptions } from "../core/query.ts";
 import { type CompiledRead, compileQuery, runRead } from "../core/read.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
@@ -54,11 +54,47 @@ const variables = (name: string): ExpandItem => ({
     orderby: [{ path: { kind: "path", segments: ["name"] }, direction: "asc" }],
   },
 });
-const release = (name: string): ExpandItem => ({
-  name,
-  count: false,
-  options: { select: ["id", "commit", "composition"] },
-});
+/** A release as a target reads it. */
+export const releaseOptions: QueryOptions = { select: ["id", "commit", "composition"] };
+/** A fleet as a target reads it: what every device of the fleet shares. */
+export const fleetOptions: QueryOptions = {
+  select: ["id", "uuid", "app_name", "slug", "is_host"],
+  expand: [
+    variables("application_config_variable"),
+    variables("application_environment_variable"),
+    { name: "should_be_running__release", count: false, options: releaseOptions },
+  ],
+};
+// A device whose fleet its key does not read (moved since the key was resolved) has no target.
+const inReadableFleet: Expr = {
+  kind: "comparison",
+  op: "ne",
+  left: { kind: "path", segments: ["belongs_to__application", "id"] },
+  right: { kind: "null" },
+};
+
+/**
+ * What is a device's own in its target, read as `targetQuery` reads it but for the pin and fleet,
+ * which it names by id alone: text that `targetQuery`'s starts with (target-parts.ts).
+ */
+export function deviceTargetQuery(deviceId: number): ODataQuery {
+  const id: QueryOptions = { select: ["id"] };
+  return {
+    resource: "device",
+    key: { kind: "id", value: { kind: "number", value: deviceId } },
+    count: false,
+    options: {
+      filter: inReadableFleet,
+      select: ["id", "uuid", "device_name"],
+      expand: [
+        variables("device_config_variable"),
+        variables("device_environment_variable"),
+        { name: "should_be_running__release", count: false, options: id },
+        { name: "belongs_to__application", count: false, options: id },
+      ],
+    },
+  };
+}
 
 /** Every input of a device's target: a change to any of them changes the read's text. */
 export function targetQuery(deviceId: number): ODataQuery {
@@ -67,37 +103,21 @@ export function targetQuery(deviceId: number): ODataQuery {
     key: { kind: "id", value: { kind: "number", value: deviceId } },
     count: false,
     options: {
-      // A device whose fleet its key does not read (moved since the key was resolved) has no target.
-      filter: {
-        kind: "comparison",
-        op: "ne",
-        left: { kind: "path", segments: ["belongs_to__application", "id"] },
-        right: { kind: "null" },
-      },
+      filter: inReadableFleet,
       select: ["id", "uuid", "device_name"],
       expand: [
         variables("device_config_variable"),
         variables("device_environment_variable"),
-        release("should_be_running__release"),
-        {
-          name: "belongs_to__application",
-          count: false,
-          options: {
-            select: ["id", "uuid", "app_name", "slug", "is_host"],
-            expand: [
-              variables("application_config_variable"),
-              variables("application_environment_variable"),
-              release("should_be_running__release"),
-            ],
-          },
-        },
+        { name: "should_be_running__release", count: false, options: releaseOptions },
+        { name: "belongs_to__application", count: false, options: fleetOptions },
       ],
     },
   };
 }
 
-// The ids of a device no database holds (int4, negative): the target read is compiled once for
-// them, and each device's read is that statement with its own ids in their place.
+// The ids of a device no database holds (int4, negative), and a row key no table holds: a device
+// read is compiled once for them, and each device's read is that statement with its own ids in
+// their place.
 const SENTINEL: DeviceCaller = {
   kind: "device",
   actor: -2_147_483_001,
@@ -105,7 +125,8 @@ const SENTINEL: DeviceCaller = {
   uuid: "",
   applicationId: -2_147_483_003,
 };
-const sentinelIds = [SENTINEL.actor, SENTINEL.deviceId, SENTINEL.applicationId] as const;
+const SENTINEL_KEY = -2_147_483_004;
+const sentinelIds = [SENTINEL.actor, SENTINEL.deviceId, SENTINEL.applicationId, SENTINEL_KEY] as const;
 
 /** Where each of the sentinel's ids sits among a statement's values (-1: none of them). */
 function idSlots(values: readonly unknown[]): number[] {
@@ -113,26 +134,29 @@ function idSlots(values: readonly unknown[]): number[] {
 }
 
 /**
- * The target read of every device, compiled once: the query is fixed but for the device, and a
- * device key's permissions differ only in the device's and its fleet's ids (auth/policies.ts), which
- * the statement takes as parameters. So a poll binds its device's ids into the one statement, at a
- * million devices as at one, instead of planning and compiling a read per device.
+ * A read of one row by its key under a device key's permissions, compiled once: the query is fixed
+ * but for the key, and a device key's permissions differ only in the device's and its fleet's ids
+ * (auth/policies.ts), which the statement takes as parameters. So a poll binds its ids into the one
+ * statement, at a million devices as at one, instead of planning and compiling a read per device.
  */
-export class TargetReads {
+export class DeviceRead {
   private readonly template: { readonly read: CompiledRead; readonly slots: readonly number[] } | undefined;
 
-  constructor(private readonly model: Model) {
-    const read = this.compileFor(SENTINEL);
+  constructor(
+    private readonly model: Model,
+    private readonly query: (key: number) => ODataQuery,
+  ) {
+    const read = this.compileFor(SENTINEL, SENTINEL_KEY);
     const slots = idSlots(read.statement.values);
     // Every id must be a parameter: one written into the text could not be rebound.
     const inText = sentinelIds.some((id) => read.statement.text.includes(String(Math.abs(id))));
-    this.template = inText || !slots.includes(1) ? undefined : { read, slots };
+    this.template = inText || !slots.includes(3) ? undefined : { read, slots };
   }
 
-  compile(caller: DeviceCaller): CompiledRead {
-    if (!this.template) return this.compileFor(caller);
+  compile(caller: DeviceCaller, key: number): CompiledRead {
+    if (!this.template) return this.compileFor(caller, key);
     const { read, slots } = this.template;
-    const ids = [caller.actor, caller.deviceId, caller.applicationId];
+    const ids = [caller.actor, caller.deviceId, caller.applicationId, key];
     const values = read.statement.values.map((value, index) => {
       const slot = slots[index] as number;
       return slot < 0 ? value : ids[slot];
@@ -140,18 +164,36 @@ export class TargetReads {
     return { ...read, statement: { ...read.statement, values } };
   }
 
-  private compileFor(caller: DeviceCaller): CompiledRead {
-    return compileQuery(targetQuery(caller.deviceId), {
+  private compileFor(caller: DeviceCaller, key: number): CompiledRead {
+    return compileQuery(this.query(key), {
       model: this.model,
       permissions: permissionsFor(caller),
       format: "v4",
     });
   }
 
-  /** The read's text: a JSON array of at most one `TargetRow`; undefined when the device reads nothing. */
-  async read(db: Executor, caller: DeviceCaller): Promise<string | undefined> {
-    const { json } = await runRead(db, this.compile(caller));
+  /** The read's text: a JSON array of at most one row; undefined when the caller reads none. */
+  async read(db: Executor, caller: DeviceCaller, key: number): Promise<string | undefined> {
+    const { json } = await runRead(db, this.compile(caller, key));
     return json === "[]" ? undefined : json;
+  }
+}
+
+/** The whole target read of every device (`targetQuery`), bound to each device's ids. */
+export class TargetReads {
+  private readonly reads: DeviceRead;
+
+  constructor(model: Model) {
+    this.reads = new DeviceRead(model, targetQuery);
+  }
+
+  compile(caller: DeviceCaller): CompiledRead {
+    return this.reads.compile(caller, caller.deviceId);
+  }
+
+  /** The read's text: a JSON array of at most one `TargetRow`; undefined when the device reads nothing. */
+  read(db: Executor, caller: DeviceCaller): Promise<string | undefined> {
+    return this.reads.read(db, caller, caller.deviceId);
   }
 }
 
@@ -163,9 +205,14 @@ export function parseTarget(json: string): TargetRow {
 // Bumped whenever the bodies built from the same row change, so no client keeps a stale body.
 const BODY_VERSION = "1";
 
-/** The digest of a read's text, which holds every input of the bodies: what the cache keeps. */
-export function targetDigest(json: string): string {
-  return createHash("sha256").update(`${BODY_VERSION}\n`).update(json).digest("base64url").slice(0, 31);
+/**
+ * The digest of a read's text, which holds every input of the bodies: what the cache keeps. The
+ * text may come in pieces (target-parts.ts writes it from parts), hashed as if joined.
+ */
+export function targetDigest(...text: readonly string[]): string {
+  const hash = createHash("sha256").update(`${BODY_VERSION}\n`);
+  for (const piece of text) hash.update(piece);
+  return hash.digest("base64url").slice(0, 31);
 }
 
 /**

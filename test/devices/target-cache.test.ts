@@ -113,6 +113,50 @@ describe.each(databaseKinds)("the target-state cache on %s", (kind) => {
       expect(stale.statements).toBeGreaterThan(0);
     });
 
+    it("reads a fleet's and a pin's shared part once per change, and each device's own part per poll", async () => {
+      const [a, b, c, d] = [await register(), await register(), await register(), await register()];
+      const fresh = (device: Device) => freshAnswer(test.db, { ...device, endpoint, ifNoneMatch: undefined });
+      /** Polls (without an ETag) until the answer is fresh; the statements of the poll that was. */
+      async function read(device: Device): Promise<string> {
+        const since = Date.now();
+        for (;;) {
+          const response = await poll(device, endpoint);
+          if (JSON.stringify(answerOf(response)) === JSON.stringify(await fresh(device)))
+            return response.headers["x-sql-statements"] as string;
+          expect(Date.now() - since).toBeLessThan(STALE_FOR_AT_MOST_MS);
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      }
+      // A change to the fleet: the first read after its announcement reads the fleet's part again.
+      await sql(
+        `INSERT INTO "application_environment_variable" ("application", "name", "value") VALUES (1, $1, 'x')`,
+        [`P${hex(3)}`],
+      );
+      expect(await read(a), "the device's own part and its fleet's").toBe("2");
+      expect(await read(b), "the device's own part").toBe("1");
+      expect(await read(a)).toBe("1");
+      // Two devices pinned to one release: the first reads the release's part, the second has it.
+      const [release] = await test.db.query<{ id: number }>({
+        text: `SELECT "id" FROM "release" WHERE "belongs_to__application" = 1 AND "id" IS DISTINCT FROM
+                 (SELECT "should_be_running__release" FROM "application" WHERE "id" = 1) ORDER BY "id" LIMIT 1`,
+        values: [],
+      });
+      // Changed, so that no part of it is held from before.
+      await sql(`UPDATE "release" SET "composition" = $2::jsonb WHERE "id" = $1`, [
+        release?.id,
+        JSON.stringify({ services: { [`s${hex(2)}`]: { image: "alpine" } } }),
+      ]);
+      await sql(`UPDATE "device" SET "should_be_running__release" = $2 WHERE "id" = ANY($1)`, [
+        [c.id, d.id],
+        release?.id,
+      ]);
+      expect(await read(c), "the device's own part and its pin's").toBe("2");
+      expect(await read(d)).toBe("1");
+      // A device's own change reads only its own part.
+      await sql(`UPDATE "device" SET "device_name" = $2 WHERE "id" = $1`, [b.id, hex(4)]);
+      expect(await read(b)).toBe("1");
+    });
+
     it("answers a device moved to another fleet as a fresh read does", async () => {
       const { device, etag } = await cached(endpoint);
       await sql(
@@ -245,6 +289,18 @@ describe.each(databaseKinds)("the target-state cache on %s", (kind) => {
       const renamed = during.headers.etag as string;
       const meanwhile = await poll(device, "v3", renamed);
       expect([meanwhile.statusCode, meanwhile.statements > 0]).toEqual([304, true]);
+      // Nor is a fleet's shared part (target-parts.ts): a change to it, unheard, is read at once.
+      await sql(
+        `INSERT INTO "application_environment_variable" ("application", "name", "value") VALUES (2, $1, 'deaf')`,
+        [`D${hex(3)}`],
+      );
+      const other = await register(2);
+      const unheard = await poll(other, "v3");
+      expect(await listening(), "the test came too late: the listener is back").toBe(false);
+      expect(answerOf(unheard)).toEqual(
+        await freshAnswer(test.db, { ...other, endpoint: "v3", ifNoneMatch: undefined }),
+      );
+      expect(unheard.headers["x-sql-statements"], "the device's own part and its fleet's").toBe("2");
 
       for (let waited = 0; !(await listening()); waited += 20) {
         expect(waited, "the listener did not come back").toBeLessThan(20_000);

@@ -1,8 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { permissionsFor } from "../../src/auth/policies.ts";
+import type { ODataQuery } from "../../src/core/query.ts";
 import { compileQuery } from "../../src/core/read.ts";
-import { type DeviceCaller, TargetReads, targetQuery } from "../../src/devices/target.ts";
+import {
+  type DeviceCaller,
+  DeviceRead,
+  deviceTargetQuery,
+  fleetOptions,
+  releaseOptions,
+  TargetReads,
+  targetQuery,
+} from "../../src/devices/target.ts";
 import { buildModel } from "../../src/model/registry.ts";
 
 // Issue 29: a poll binds its device's ids into one target read compiled for every device, instead of
@@ -25,6 +34,40 @@ describe("the target read of every device", () => {
         });
         expect(reads.compile(caller)).toEqual(own);
       }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("binds a part's key apart from the caller's ids (target-parts.ts)", () => {
+    const byId =
+      (resource: string, options: ODataQuery["options"]) =>
+      (id: number): ODataQuery => ({
+        resource,
+        key: { kind: "id", value: { kind: "number", value: id } },
+        count: false,
+        options,
+      });
+    const queries = [deviceTargetQuery, byId("application", fleetOptions), byId("release", releaseOptions)];
+    fc.assert(
+      fc.property(
+        id,
+        id,
+        id,
+        id,
+        fc.nat(queries.length - 1),
+        (actor, deviceId, applicationId, key, which) => {
+          const query = queries[which] as (key: number) => ODataQuery;
+          const caller: DeviceCaller = {
+            kind: "device",
+            actor,
+            deviceId,
+            uuid: "a".repeat(32),
+            applicationId,
+          };
+          const own = compileQuery(query(key), { model, permissions: permissionsFor(caller), format: "v4" });
+          expect(new DeviceRead(model, query).compile(caller, key)).toEqual(own);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -9,11 +9,12 @@ import {
   targetEtag,
   targetV2,
 } from "../../src/devices/target.ts";
-import { targetV3 } from "../../src/devices/target-v3.ts";
 import { buildModel } from "../../src/model/registry.ts";
+import { targetV3Before } from "./target-v3-before.ts";
 
 // What a device's poll answers when nothing is cached: its key resolved and its target read now,
-// as src/devices/routes.ts does on a miss, for the target-state cache's differential tests.
+// as src/devices/routes.ts did before it read targets from parts (issue 46): the whole target in
+// one read, its v3 body built whole as before. For the target-state cache's differential tests.
 
 export type Endpoint = "v2" | "v3";
 
@@ -39,7 +40,11 @@ export async function freshAnswer(
   const etag = targetEtag(poll.endpoint, targetDigest(json));
   if (notModified(poll.ifNoneMatch, etag)) return { status: 304, etag };
   const row = parseTarget(json);
-  return { status: 200, etag, body: JSON.stringify(poll.endpoint === "v3" ? targetV3(row) : targetV2(row)) };
+  return {
+    status: 200,
+    etag,
+    body: JSON.stringify(poll.endpoint === "v3" ? targetV3Before(row) : targetV2(row)),
+  };
 }
 
 /** What a response answered, in the oracle's terms (an error's body is not compared). */
