@@ -125,9 +125,12 @@ function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragmen
 
 // A command job follows the devices it targeted: a user sees it (and may cancel it) while they may
 // write every one of them, whoever sent it; an issuer who lost one of them no longer sees it, and a
-// job with a device deleted since is left to admins (nobody can be shown to write that one).
+// job with a device deleted since is left to admins (nobody can be shown to write that one). A job
+// whose result rows are still being written (their devices' ids kept in `target_devices`,
+// proxy/jobs/results.ts writeResults) is left to admins too: its devices are not all known yet.
 function jobOverWritableDevices(row: Fragment, fleets: Fragment): Fragment {
-  return sql`(EXISTS (SELECT 1 FROM "command_result" jr WHERE jr."command_job" = ${row}."id")
+  return sql`(${row}."target_devices" IS NULL
+    AND EXISTS (SELECT 1 FROM "command_result" jr WHERE jr."command_job" = ${row}."id")
     AND NOT EXISTS (SELECT 1 FROM "command_result" jr LEFT JOIN "device" jd ON jd."id" = jr."device"
       WHERE jr."command_job" = ${row}."id" AND (jd."id" IS NULL OR NOT (jd."belongs_to__application" IN ${fleets}))))`;
 }

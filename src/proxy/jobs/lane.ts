@@ -7,13 +7,14 @@ import type { DeviceCallContext, DeviceResult, LaneData } from "../types.ts";
 import { type Call, checkAgain, claimDevices } from "./check.ts";
 import type { CommandQueue, LaneRun } from "./queue.ts";
 import {
+  analyzeIfOutgrown,
   type Claim,
   cancelForSender,
-  ensureResults,
   markRunning,
   type Outcome,
   releaseClaims,
   unfinishedOf,
+  writeResults,
 } from "./results.ts";
 import type { Slots } from "./semaphore.ts";
 import type { ResultWriter } from "./writer.ts";
@@ -48,6 +49,15 @@ const LANE_TURN_MS = 30 * 60_000;
 // The longest a lane waits in place for a retry's backoff or a lease; for longer, a successor
 // starts then instead.
 const LONGEST_WAIT_S = 30;
+// A large job's result rows (results.ts writeResults) a lane writes before its first claim, and
+// then per transaction while its devices are called: a first call waits for a few milliseconds of
+// inserts, not for all of them.
+const FIRST_ROWS = 1_000;
+const ROWS_PER_CHUNK = 10_000;
+// A lane's pace is known once it has called devices for this long (runLane's `ahead`).
+const PACE_MS = 100;
+// Devices a lane holds claimed ahead of its free slots at most.
+const MAX_AHEAD = 1_000;
 // How long a lane waits for its devices before it looks again.
 const LOOK_MS = 250;
 // Answers of a job not written yet that this instance holds at most before its lanes wait: the
@@ -102,8 +112,10 @@ class Changes {
 /**
  * One lane of a job: keeps up to its width of the job's devices in flight (no more than this
  * instance's slots allow), calling the next as each answers, so a slow device holds one slot, not
- * the others. Two loops: one claims devices (and checks them) ahead of the free slots, up to a
- * width; the other calls them as slots free. Answers go to the instance's writer, in bulk. The lane
+ * the others. Two loops: one claims devices (and checks them) ahead of the free slots, as many as
+ * it calls while it claims again; the other calls them as slots free. A large job's result rows
+ * are written by a third, after a first chunk, while the others call. Answers go to the instance's
+ * writer, in bulk. The lane
  * ends when none of the job's devices is left to claim (a sweeping lane: none is running either).
  * Stopping, after LANE_TURN_MS, or before a long wait for a retry, it hands over to a successor.
  */
@@ -115,9 +127,18 @@ export async function runLane(
 ): Promise<void> {
   const { job, command } = lane;
   const width = Math.max(1, lane.width ?? limits.width);
-  // Devices claimed ahead of the free slots: a claim's round trips overlap the calls. A lane of one
-  // claims its next device once the previous one answered: nothing ahead.
-  const ahead = width > 1 ? width : 0;
+  // Devices claimed ahead of the free slots, so that a claim's round trips overlap the calls: as many
+  // as the lane calls in two claims' time at its pace (a claim and its check take 10-50 ms; at
+  // thousands of answers a second a fixed width ran dry between claims), at least half its width.
+  // A lane of one claims its next device once the previous one answered: nothing ahead.
+  const pace = { called: 0, since: 0, claimMs: 0 };
+  const ahead = () => {
+    if (width === 1) return 0;
+    const elapsed = Date.now() - pace.since;
+    if (pace.since === 0 || elapsed < PACE_MS) return width;
+    const twoClaims = Math.ceil((2 * pace.called * pace.claimMs) / elapsed);
+    return Math.min(MAX_AHEAD, Math.max(Math.ceil(width / 2), twoClaims));
+  };
   // Run again by pg-boss: its first run's claims may be a dead worker's, to take over.
   const sweep = lane.sweep === true || run.retried;
   // The lane's own end: its sender is gone, or one of its loops failed.
@@ -133,6 +154,8 @@ export async function runLane(
   let finished = false;
   let claiming = true;
   let successorIn: number | undefined;
+  // The job's result rows this lane knows are still to write (writeRest).
+  let unwritten = 0;
 
   const call = (calls: readonly Call[]) => {
     const outcomes: ProxyOutcome[] = [];
@@ -178,6 +201,18 @@ export async function runLane(
     }
   };
 
+  /** Writes the job's remaining result rows, a chunk per transaction, while the other loops call. */
+  const writeRest = async () => {
+    let written = 0;
+    while (unwritten > 0 && !signal.aborted) {
+      const chunk = await writeResults(deps.db, job, ROWS_PER_CHUNK);
+      written += chunk.written;
+      unwritten = chunk.left;
+      changes.notify();
+    }
+    await analyzeIfOutgrown(deps.db, written);
+  };
+
   /**
    * Claims devices while there is room for them, until none is left to claim. It goes through the
    * job in id order, each claim past the last one (results.ts claimResults); when none is left
@@ -192,12 +227,14 @@ export async function runLane(
         successorIn = 0;
         return;
       }
-      const room = width + ahead - inFlight.size - waiting.length;
+      const want = ahead();
+      const room = width + 2 * want - inFlight.size - waiting.length;
       // Answers not written yet wait in memory: past MAX_BACKLOG, the lane waits for the writer.
-      if (room <= 0 || waiting.length > ahead / 2 || deps.writer.backlog(job) > MAX_BACKLOG) {
+      if (room <= 0 || waiting.length > want || deps.writer.backlog(job) > MAX_BACKLOG) {
         await changes.wait(LOOK_MS);
         continue;
       }
+      const claimedAt = performance.now();
       const { claimed, last, checked } = await claimDevices(
         job,
         { count: room, after },
@@ -205,6 +242,8 @@ export async function runLane(
         deps,
         takeWaiting,
       );
+      const took = performance.now() - claimedAt;
+      pace.claimMs = pace.claimMs === 0 ? took : 0.7 * pace.claimMs + 0.3 * took;
       if (checked.kind === "sender gone") {
         senderGone = true;
         ended.abort();
@@ -222,6 +261,11 @@ export async function runLane(
         after = last;
         continue;
       }
+      // The job's next rows are being written (writeRest), with ids past these.
+      if (unwritten > 0) {
+        await changes.wait(LOOK_MS);
+        continue;
+      }
       if (after > 0) {
         after = 0;
         continue;
@@ -234,6 +278,11 @@ export async function runLane(
       }
       await deps.writer.flush(job);
       const left = await unfinishedOf(deps.db, job);
+      // Rows another lane was writing when it stopped: this one writes the next of them.
+      if (left.unwritten) {
+        await analyzeIfOutgrown(deps.db, (await writeResults(deps.db, job, ROWS_PER_CHUNK)).written);
+        continue;
+      }
       if (left.pending === 0 && (left.running === 0 || !sweep)) {
         finished = true;
         return;
@@ -283,14 +332,22 @@ export async function runLane(
       }
       const calls = signal.aborted ? [] : waiting.splice(0, slots);
       deps.slots.give(slots - calls.length);
+      if (pace.since === 0) pace.since = Date.now();
+      pace.called += calls.length;
       call(calls);
     }
   };
 
   let failure: unknown;
   try {
-    await ensureResults(deps.db, job);
+    const first = await writeResults(deps.db, job, FIRST_ROWS);
+    unwritten = first.left;
+    await analyzeIfOutgrown(deps.db, first.written);
     const loops = await Promise.allSettled([
+      writeRest().catch((error: unknown) => {
+        ended.abort();
+        throw error;
+      }),
       claimer()
         .catch((error: unknown) => {
           ended.abort();

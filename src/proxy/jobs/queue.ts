@@ -109,22 +109,35 @@ export class CommandQueue {
    * each fetching one lane and the next when it ends. A new job wakes them through LISTEN/NOTIFY;
    * else each looks every `localLanes` polling intervals, so that together they look as often as one
    * worker would (each look is a query: on the embedded database, time the process does nothing
-   * else). A lane that throws is failed, so retried later, here or elsewhere; `retried` tells the
-   * handler it runs again (its worker died, or it failed).
+   * else). A worker whose lane ended looks for the next one at once: a backlog of lanes (many small
+   * jobs ahead of a large one) is worked back to back, not one lane per polling interval. A lane
+   * that throws is failed, so retried later, here or elsewhere; `retried` tells the handler it runs
+   * again (its worker died, or it failed).
    */
   async work(localLanes: number, handler: (lane: LaneData, run: LaneRun) => Promise<void>): Promise<void> {
-    await this.boss.work<LaneData>(
-      JOB_QUEUE,
-      {
-        localConcurrency: Math.max(1, localLanes),
-        batchSize: 1,
-        pollingIntervalSeconds: this.options.pollSeconds * Math.max(1, localLanes),
-        notifyPollingIntervalSeconds: this.options.pollSeconds * Math.max(1, localLanes),
-      },
-      async ([job]) => {
-        if (job) await handler(job.data, { retried: job.retryCount > 0, signal: job.signal });
-      },
-    );
+    const interval = this.options.pollSeconds * Math.max(1, localLanes);
+    // One pg-boss worker per work() call, so that each knows its own id to wake itself with.
+    for (let lane = 0; lane < Math.max(1, localLanes); lane++) {
+      let worker: string | undefined;
+      worker = await this.boss.work<LaneData>(
+        JOB_QUEUE,
+        {
+          localConcurrency: 1,
+          batchSize: 1,
+          pollingIntervalSeconds: interval,
+          notifyPollingIntervalSeconds: interval,
+        },
+        async ([job]) => {
+          if (!job) return;
+          try {
+            await handler(job.data, { retried: job.retryCount > 0, signal: job.signal });
+          } finally {
+            // Told during its lane, the worker fetches again without waiting out its interval.
+            if (worker !== undefined) this.boss.notifyWorker(worker);
+          }
+        },
+      );
+    }
   }
 
   /** Stops taking lanes; the ones running end (up to `timeoutMs`), the others wait for an instance. */

@@ -95,7 +95,7 @@ export async function submitCommandJob(
   if (known !== undefined) return readOwnJob(known, context);
   const devices = await findTargetIds(input, context);
   const queue = await context.jobs.queue();
-  // A large job leaves its result rows to its first lane (results.ts ensureResults): each costs its
+  // A large job leaves its result rows to its lanes (results.ts writeResults): each costs its
   // two foreign-key checks, more than the rest of the submission together.
   const inline = devices.length <= INLINE_RESULTS;
   const id = await context.db.transaction(async (tx) => {
