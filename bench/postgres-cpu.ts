@@ -40,6 +40,14 @@ export class PostgresCpu {
     return total;
   }
 
+  /** Connections open on this database now, this one left out. */
+  async connections(): Promise<number> {
+    const { rows } = await this.client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   close(): Promise<void> {
     return this.client.end();
   }
