@@ -111,8 +111,8 @@ const thousands = (n: number) => n.toLocaleString("en");
 /** The README's headline: the steady phase at the devices' real rate, per database and API. */
 export function headlineTable(result: DevicesResult): string {
   const lines = [
-    "| PostgreSQL | API | sent (req/s) | answered (req/s) | held | p50 / p99 ms | errors | 304 share | server CPU µs/req | PostgreSQL CPU µs/req (primary + replica) | generator CPU | connections | reads on replica | load at start |",
-    "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    "| PostgreSQL | API | sent (req/s) | answered (req/s) | held | p50 / p99 ms | errors | 304 share | server CPU µs/req | PostgreSQL CPU µs/req (primary + replica) | generator CPU | connections | reads on replica | commits/s · WAL flushes/s | load at start |",
+    "|---|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
   ];
   for (const row of result.headline ?? []) {
     const pg =
@@ -122,7 +122,7 @@ export function headlineTable(result: DevicesResult): string {
           ? `${row.postgresCpuUsPerRequest}`
           : `${row.postgresCpuUsPerRequest} (${row.primaryCpuUsPerRequest} + ${row.replicaCpuUsPerRequest})`;
     lines.push(
-      `| ${row.database === "primary" ? "one" : "primary + replica"} | ${row.api} | ${thousands(row.offeredPerSecond)} | ${thousands(row.answeredPerSecond)} | ${row.held ? "yes" : "no"} | ${row.p50Ms} / ${thousands(row.p99Ms)} | ${thousands(row.errors)} | ${Math.round(row.notModifiedShare * 100)}% | ${row.serverCpuUsPerRequest} | ${pg} | ${row.generatorCpuPercent}% | ${row.connections ? `${row.connections.primary}${row.connections.replica === null ? "" : ` + ${row.connections.replica}`}` : "–"} | ${row.replicaStatementShare === null ? "–" : `${Math.round(row.replicaStatementShare * 100)}% of statements`} | ${row.loadAverageAtStart ?? "–"} |`,
+      `| ${row.database === "primary" ? "one" : "primary + replica"} | ${row.api} | ${thousands(row.offeredPerSecond)} | ${thousands(row.answeredPerSecond)} | ${row.held ? "yes" : "no"} | ${row.p50Ms} / ${thousands(row.p99Ms)} | ${thousands(row.errors)} | ${Math.round(row.notModifiedShare * 100)}% | ${row.serverCpuUsPerRequest} | ${pg} | ${row.generatorCpuPercent}% | ${row.connections ? `${row.connections.primary}${row.connections.replica === null ? "" : ` + ${row.connections.replica}`}` : "–"} | ${row.replicaStatementShare === null ? "–" : `${Math.round(row.replicaStatementShare * 100)}% of statements`} | ${row.commitsPerSecond === null ? "–" : `${thousands(row.commitsPerSecond)} · ${thousands(row.walFlushesPerSecond ?? 0)}`} | ${row.loadAverageAtStart ?? "–"} |`,
     );
   }
   return lines.join("\n");
@@ -133,13 +133,13 @@ export function scalingTableText(result: DevicesResult): string {
   const scaling = result.scaling;
   if (!scaling) return "";
   const lines = [
-    "| devices | requests/s | PostgreSQL | instances | primary cores | replica cores | connections (primary + replicas) | disk per server |",
-    "|--:|--:|---|--:|--:|--:|--:|--:|",
+    "| devices | requests/s | PostgreSQL | instances | primary cores | replica cores | connections (primary + replicas) | disk per server | WAL |",
+    "|--:|--:|---|--:|--:|--:|--:|--:|--:|",
   ];
   const add = (label: string, rows: Scaling["primaryOnly"]) => {
     for (const row of rows)
       lines.push(
-        `| ${thousands(row.devices)} | ${thousands(row.requestsPerSecond)} | ${label} | ${row.instances} | ${row.primaryCores} | ${row.replicaCores || "–"} | ${row.connectionsPrimary}${row.connectionsReplica ? ` + ${row.connectionsReplica}` : ""} | ${row.diskGB} GB |`,
+        `| ${thousands(row.devices)} | ${thousands(row.requestsPerSecond)} | ${label} | ${row.instances} | ${row.primaryCores} | ${row.replicaCores || "–"} | ${row.connectionsPrimary}${row.connectionsReplica ? ` + ${row.connectionsReplica}` : ""} | ${row.diskGB} GB | ${row.walMBPerSecond} MB/s |`,
       );
   };
   add("one primary", scaling.primaryOnly);

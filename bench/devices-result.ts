@@ -74,6 +74,15 @@ export interface StepResult {
   readonly loadAverageAtStart?: number;
   /** Connections open on the bench's database at the step's end (pg_stat_activity, the bench's own left out). */
   readonly connections?: { readonly primary: number; readonly replica: number | null };
+  /**
+   * The primary's WAL in the step (pg_stat_wal, the whole server): bytes written per answered
+   * request, flushes (fsyncs) per second, and the database's commits per second (pg_stat_database).
+   */
+  readonly wal?: {
+    readonly bytesPerRequest: number;
+    readonly flushesPerSecond: number;
+    readonly commitsPerSecond: number;
+  };
   /** SQL statements the instances sent in the step, by target (`fleetgate_db_statements_total`). */
   readonly statements?: { readonly primary: number; readonly replica: number };
   /** The load processes' CPU (percent of one core, summed): near 100 per process, they are the bottleneck. */
@@ -167,6 +176,9 @@ export interface HeadlineRow {
   readonly connections: { readonly primary: number; readonly replica: number | null } | null;
   readonly replicaStatementShare: number | null;
   readonly loadAverageAtStart: number | null;
+  readonly walBytesPerRequest: number | null;
+  readonly commitsPerSecond: number | null;
+  readonly walFlushesPerSecond: number | null;
 }
 
 export interface ScalingRow {
@@ -179,6 +191,8 @@ export interface ScalingRow {
   readonly connectionsReplica: number;
   /** Each server (primary, and each replica) holds the whole database. */
   readonly diskGB: number;
+  /** WAL the primary writes (and each replica receives and replays). */
+  readonly walMBPerSecond: number;
 }
 
 export interface Scaling {

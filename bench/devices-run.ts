@@ -90,6 +90,7 @@ async function step(
   const statementsBefore = await Promise.all(servers.map((server) => statementsOf(server.url)));
   const serverBefore = servers.map((server) => cpuMicros(server.pid));
   const postgresBefore = await Promise.all(postgres.map(({ cpu }) => cpu.sample()));
+  const walBefore = await postgres[0]?.cpu.wal();
   const stats: PhaseStats = await devices.run(
     servers.map((server) => server.url),
     api,
@@ -97,6 +98,7 @@ async function step(
     seconds,
   );
   const postgresAfter = await Promise.all(postgres.map(({ cpu }) => cpu.sample()));
+  const walAfter = await postgres[0]?.cpu.wal();
   const serverUs = servers.map((server, i) => cpuMicros(server.pid) - (serverBefore[i] ?? 0));
   const perServerUs = postgres.map((_, i) =>
     PostgresCpu.between(postgresBefore[i] as Map<number, number>, postgresAfter[i] as Map<number, number>),
@@ -151,6 +153,14 @@ async function step(
     answeredPerSecond: round(answered / stats.seconds, 1),
     loadAverageAtStart,
     connections: { primary: primaryConnections ?? 0, replica: replicaConnections ?? null },
+    wal:
+      walBefore && walAfter
+        ? {
+            bytesPerRequest: perRequest(walAfter.bytes - walBefore.bytes),
+            flushesPerSecond: round((walAfter.syncs - walBefore.syncs) / stats.seconds, 1),
+            commitsPerSecond: round((walAfter.commits - walBefore.commits) / stats.seconds, 1),
+          }
+        : undefined,
     statements,
   };
   return result;
@@ -197,7 +207,8 @@ async function measure(
     `reports ${s.reports.p50Ms}/${s.reports.p99Ms} ms, errors ${s.polls.errors + s.reports.errors}, ` +
     `CPU servers ${s.servers.cpuPercent.join("+")}% (${s.servers.cpuUsPerRequest} µs/req), ` +
     `PostgreSQL ${s.postgres?.servers?.map((p) => `${p.role} ${p.cpuPercent}% (${p.cpuUsPerRequest} µs/req)`).join(", ") ?? "–"}, ` +
-    `generator ${s.generatorCpuPercent}%, load ${s.loadAverageAtStart}`;
+    `generator ${s.generatorCpuPercent}%, commits ${s.wal?.commitsPerSecond ?? "–"}/s, WAL flushes ${s.wal?.flushesPerSecond ?? "–"}/s ` +
+    `(${s.wal?.bytesPerRequest ?? "–"} B/req), load ${s.loadAverageAtStart}`;
   const where = `${api}, ${database}, ${servers.length} instance(s)`;
   if (options.warmupSeconds > 0) {
     const warm = await context.devices.run(

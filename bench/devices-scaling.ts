@@ -44,6 +44,9 @@ export function headlineRows(result: Measured): HeadlineRow[] {
         replicaStatementShare:
           s.statements && statements > 0 ? round(s.statements.replica / statements, 3) : null,
         loadAverageAtStart: s.loadAverageAtStart ?? null,
+        walBytesPerRequest: s.wal?.bytesPerRequest ?? null,
+        commitsPerSecond: s.wal?.commitsPerSecond ?? null,
+        walFlushesPerSecond: s.wal?.flushesPerSecond ?? null,
       };
     });
 }
@@ -95,6 +98,10 @@ export function scalingTable(result: Measured & { headline: readonly HeadlineRow
       r.connections?.replica != null ? r.connections.replica / instances : null,
     ),
     "max(sizes.afterSeed.bytesPerDevice, sizes.afterRun.bytesPerDevice)": bytesPerDevice,
+    "headline.walBytesPerRequest (max over APIs and databases)": worst(
+      result.headline,
+      (r) => r.walBytesPerRequest,
+    ),
     plannedUtilisation: PLANNED_UTILISATION,
   };
   const cores = (rate: number, us: number | null) =>
@@ -118,9 +125,11 @@ export function scalingTable(result: Measured & { headline: readonly HeadlineRow
         connectionsPrimary: Math.ceil(n * (primaryConnections ?? 0)),
         connectionsReplica: Math.ceil(n * (replicaConnections ?? 0)),
         diskGB: bytesPerDevice === null ? 0 : round((devices * bytesPerDevice) / 1e9, 1),
+        walMBPerSecond: round((rate * (walBytes ?? 0)) / 1e6, 1),
       };
     });
   const v = (key: keyof typeof inputs) => inputs[key];
+  const walBytes = v("headline.walBytesPerRequest (max over APIs and databases)");
   return {
     method: [
       `requests/s = devices × (1/(${pollIntervalS} + ${pollJitterS}/2) + 1/${reportIntervalS}) (the supervisor's poll with its mean jitter, and its report)`,
@@ -128,6 +137,7 @@ export function scalingTable(result: Measured & { headline: readonly HeadlineRow
       `primary (replica) cores = ceil(requests/s × the primary's (replica's) CPU µs per request / 1e6 / ${PLANNED_UTILISATION})`,
       "connections = instances × the connections one instance held open on the database (pg_stat_activity at the steady phase's end)",
       "disk = devices × bytes per device (pg_total_relation_size of a device's tables, the larger of after the seed and after the run's reports), per server: each replica holds the whole database",
+      "WAL = requests/s × the primary's WAL bytes per answered request (pg_stat_wal)",
       "every µs figure is the larger of v2's and v3's",
     ],
     inputs,

@@ -35,7 +35,7 @@ import { devicesTable, headlineTable, scalingTableText } from "./devices-chart.t
 import type { DeviceApi } from "./devices-load.ts";
 import { type DevicesOptions, runDevicesBench, writeDevicesResult } from "./devices-run.ts";
 import { resultsDir } from "./paths.ts";
-import { clusterTools, referenceSettings, replicaCaughtUp, startBenchCluster } from "./postgres-cluster.ts";
+import { clusterTools, referenceSettings, replicaHooks, startBenchCluster } from "./postgres-cluster.ts";
 import { benchServerUrl, createScratchDatabase } from "./scratch-database.ts";
 
 const { values: flags } = parseArgs({
@@ -128,14 +128,7 @@ if (flags.database === "own") {
   options = {
     replica: !flags["no-replica"],
     databaseInfo: { kind: "own primary", settings: reference },
-    async addReplica() {
-      const ms = await cluster.addReplica();
-      log(`replica: pg_basebackup and start took ${(ms / 1000).toFixed(1)} s; waiting for it to catch up`);
-      const url = cluster.replicaUrl(DATABASE) as string;
-      await replicaCaughtUp(databaseUrl, url);
-      return url;
-    },
-    removeReplica: () => cluster.removeReplica(),
+    ...replicaHooks(cluster, DATABASE, log),
   };
 } else if (flags.database === "server") {
   const scratch = await createScratchDatabase(DATABASE);

@@ -190,3 +190,21 @@ export async function replicaCaughtUp(primaryUrl: string, replicaUrl: string, ti
   }
   throw new Error(`the replica did not catch up within ${timeoutMs / 1000} s`);
 }
+
+/** runDevicesBench's replica hooks on `cluster`: add one replica of `database` (caught up), remove it. */
+export function replicaHooks(
+  cluster: BenchCluster,
+  database: string,
+  log: (message: string) => void = () => {},
+): { addReplica(): Promise<string>; removeReplica(): Promise<void> } {
+  return {
+    async addReplica() {
+      const ms = await cluster.addReplica();
+      log(`replica: pg_basebackup and start took ${(ms / 1000).toFixed(1)} s; waiting for it to catch up`);
+      const url = cluster.replicaUrl(database) as string;
+      await replicaCaughtUp(cluster.primaryUrl(database), url);
+      return url;
+    },
+    removeReplica: () => cluster.removeReplica(),
+  };
+}
