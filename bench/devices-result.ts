@@ -53,7 +53,7 @@ export interface StepResult {
   /** Whether it held: both kinds' p99 within the limit and no errors. */
   readonly held: boolean;
   readonly why: readonly string[];
-  /** Each instance used: CPU (percent of one core) and RSS at the end; CPU µs per answered request, all instances. */
+  /** Each instance used: CPU (percent of one core) and RSS at the end; CPU µs per request served, all instances. */
   readonly servers: {
     readonly cpuPercent: readonly number[];
     readonly rssMiB: readonly number[];
@@ -70,6 +70,12 @@ export interface StepResult {
   } | null;
   /** Requests answered per second (200 or 304), polls and reports: the rate the step held. */
   readonly answeredPerSecond?: number;
+  /**
+   * Device requests the instances served per second (their `fleetgate_http_requests_total`), with
+   * those the generator had given up on; every "per request" figure divides by the larger of this
+   * and the answered ones.
+   */
+  readonly servedPerSecond?: number;
   /** The 1-minute load average when the step began. */
   readonly loadAverageAtStart?: number;
   /** Connections open on the bench's database at the step's end (pg_stat_activity, the bench's own left out). */
