@@ -137,7 +137,7 @@ export function scalingTable(result: Measured & { headline: readonly HeadlineRow
       `primary (replica) cores = ceil(requests/s × the primary's (replica's) CPU µs per request / 1e6 / ${PLANNED_UTILISATION})`,
       "connections = instances × the connections one instance held open on the database (pg_stat_activity at the steady phase's end)",
       "disk = devices × bytes per device (pg_total_relation_size of a device's tables, the larger of after the seed and after the run's reports), per server: each replica holds the whole database",
-      "WAL = requests/s × the primary's WAL bytes per answered request (pg_stat_wal)",
+      "WAL = requests/s × the primary's WAL bytes per request (pg_stat_wal), the largest measured",
       "every µs figure is the larger of v2's and v3's",
     ],
     inputs,
