@@ -13,7 +13,12 @@ const BAR = 40;
 function barOf(row: DevicesRow): { polls: number; reports: number } {
   if (row.ramp.length > 0)
     return { polls: row.capacity?.pollsPerSecond ?? 0, reports: row.capacity?.reportsPerSecond ?? 0 };
-  return { polls: row.steady.polls.perSecond, reports: row.steady.reports.perSecond };
+  // Over the phase as it ran, the answers that came late included (`answeredPerSecond`).
+  const { polls, reports, seconds } = row.steady;
+  return {
+    polls: (polls.ok + polls.notModified) / seconds,
+    reports: reports.ok / seconds,
+  };
 }
 const capacityOf = (row: DevicesRow) => barOf(row).polls + barOf(row).reports;
 const groupOf = (row: DevicesRow) =>
@@ -30,7 +35,7 @@ export function devicesChart(result: DevicesResult): string {
   const apis = result.config.apis;
   const left = 80;
   const groupWidth = apis.length * (BAR + 16) + 200;
-  const width = Math.max(780, left + 40 + counts.length * groupWidth);
+  const width = Math.max(1000, left + 40 + counts.length * groupWidth);
   const top = 100;
   const bottom = 380;
   const height = bottom + 30 + 18 * (1 + 2 * apis.length);
