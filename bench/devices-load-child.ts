@@ -15,7 +15,8 @@ async function answer(request: LoadRequest): Promise<unknown> {
     return null;
   }
   if (!devices) throw new Error("not initialised");
-  if (request.op === "prime") return devices.prime(request.bases, request.api, request.concurrency);
+  if (request.op === "prime")
+    return devices.prime(request.bases, request.api, request.concurrency, request.count);
   return devices.runRaw(request.bases, request.api, request.rates, request.seconds);
 }
 

@@ -30,6 +30,7 @@ export type LoadRequest =
       readonly bases: readonly string[];
       readonly api: DeviceApi;
       readonly concurrency: number;
+      readonly count?: number;
     }
   | {
       readonly op: "run";
@@ -108,12 +109,14 @@ export class LoadProcesses implements DeviceLoad {
     return load;
   }
 
-  async prime(bases: readonly string[], api: DeviceApi, concurrency: number) {
+  async prime(bases: readonly string[], api: DeviceApi, concurrency: number, count?: number) {
     const started = performance.now();
     const each = Math.max(1, Math.ceil(concurrency / this.processes.length));
+    // Each process sends its share of a phase's polls to devices of its own: its share of `count`.
+    const share = count === undefined ? undefined : Math.ceil(count / this.processes.length);
     const answers = await Promise.all(
       this.processes.map((child) =>
-        child.ask<{ failed: string[] }>({ op: "prime", bases, api, concurrency: each }),
+        child.ask<{ failed: string[] }>({ op: "prime", bases, api, concurrency: each, count: share }),
       ),
     );
     return { ms: performance.now() - started, failed: answers.flatMap((answer) => answer.failed) };

@@ -2,7 +2,7 @@ import { Agent, request } from "node:http";
 import { deviceKey, deviceUuid, fleetOf, type Seeded } from "./devices-seed.ts";
 
 // Lightweight simulated supervisors: a million devices are a few numbers each (their uuid and key
-// are computed from their number, their last ETag per API is 34 bytes of a shared buffer), and
+// are computed from their number, their last ETag per API is 64 bytes of a shared buffer), and
 // their requests go out over a few keep-alive connections per fleetgate instance, as they would
 // arrive through a load balancer. The load is open-loop: requests are sent at the times a rate
 // gives them, whether or not earlier ones have been answered, and each one's latency counts from
@@ -67,10 +67,15 @@ export interface Partition {
 
 /** What drives the devices: this process (`SimulatedDevices`) or several (devices-load-processes.ts). */
 export interface DeviceLoad {
+  /**
+   * The next `count` devices in poll order (all, when `count` is undefined or larger) poll once,
+   * closed loop, so they hold their current ETag; the poll order does not move.
+   */
   prime(
     bases: readonly string[],
     api: DeviceApi,
     concurrency: number,
+    count?: number,
   ): Promise<{ ms: number; failed: string[] }>;
   run(bases: readonly string[], api: DeviceApi, rates: Rates, seconds: number): Promise<PhaseStats>;
   close(): Promise<void>;
@@ -81,8 +86,10 @@ export interface Rates {
   readonly report: number;
 }
 
-// A fleetgate ETag is a quoted 32-character base64url hash (src/devices/target.ts `targetEtag`).
-const ETAG_BYTES = 34;
+// A fleetgate ETag is a quoted 32-character base64url hash (src/devices/target.ts `targetEtag`):
+// 34 bytes. A slot holds its length in its first byte and up to 63 bytes of ETag, so a change of
+// format (a weak `W/` ETag, a longer hash) does not break the bench.
+const ETAG_BYTES = 64;
 const TIMEOUT_MS = 10_000;
 // Beyond this many requests in flight an arrival is counted as an error instead of sent: the
 // server is far past saturation, and the generator would only run out of memory.
@@ -101,7 +108,8 @@ export class SimulatedDevices implements DeviceLoad {
   private readonly etags = new Map<DeviceApi, Buffer>();
   private readonly pollOrder: (k: number) => number;
   private readonly reportOrder: (k: number) => number;
-  private pollCursor = 0;
+  /** Per API: how far its polls have gone in the poll order (each API's devices hold their own ETags). */
+  private readonly pollCursor: Record<DeviceApi, number> = { v2: 0, v3: 0 };
   private reportCursor = 0;
   private changes = 0;
   private readonly agents = new Map<string, Agent>();
@@ -143,18 +151,20 @@ export class SimulatedDevices implements DeviceLoad {
 
   private etag(api: DeviceApi, i: number): string | undefined {
     const buffer = this.etags.get(api);
-    if (!buffer || buffer[i * ETAG_BYTES] === 0) return undefined;
-    return buffer.toString("latin1", i * ETAG_BYTES, (i + 1) * ETAG_BYTES);
+    const length = buffer?.[i * ETAG_BYTES] ?? 0;
+    if (!buffer || length === 0) return undefined;
+    return buffer.toString("latin1", i * ETAG_BYTES + 1, i * ETAG_BYTES + 1 + length);
   }
 
   private remember(api: DeviceApi, i: number, etag: string): void {
-    if (etag.length !== ETAG_BYTES) throw new Error(`unexpected ETag ${etag}`);
+    if (etag.length === 0 || etag.length >= ETAG_BYTES) throw new Error(`unexpected ETag ${etag}`);
     let buffer = this.etags.get(api);
     if (!buffer) {
       buffer = Buffer.alloc(this.count * ETAG_BYTES);
       this.etags.set(api, buffer);
     }
-    buffer.write(etag, i * ETAG_BYTES, "latin1");
+    buffer[i * ETAG_BYTES] = etag.length;
+    buffer.write(etag, i * ETAG_BYTES + 1, "latin1");
   }
 
   private send(
@@ -253,23 +263,28 @@ export class SimulatedDevices implements DeviceLoad {
   }
 
   /**
-   * Every device polls once, `concurrency` at a time over the instances (closed loop), so each
-   * holds the ETag of its current target as a device that has been running does. Answers how long
-   * it took and what failed.
+   * Every device (or the next `count` in poll order) polls once, `concurrency` at a time over the
+   * instances (closed loop), so each holds the ETag of its current target as a device that has been
+   * running does. Answers how long it took and what failed.
    */
   async prime(
     bases: readonly string[],
     api: DeviceApi,
     concurrency: number,
+    count?: number,
   ): Promise<{ ms: number; failed: string[] }> {
     const started = performance.now();
     const failed: string[] = [];
+    const all = count === undefined || count >= this.count;
+    const total = all ? this.count : count;
     let next = 0;
     const worker = async (lane: number) => {
-      while (next < this.count) {
-        const i = next++;
+      while (next < total) {
+        const k = next++;
+        const i = all ? k : this.pollOrder((this.pollCursor[api] + k) % this.count);
         const outcome = await this.poll(bases[lane % bases.length] as string, api, i);
-        if (outcome !== "ok" && failed.length < 5) failed.push(`device ${this.device(i)}: ${outcome}`);
+        if (outcome !== "ok" && outcome !== "not-modified" && failed.length < 5)
+          failed.push(`device ${this.device(i)}: ${outcome}`);
       }
     };
     await Promise.all(Array.from({ length: concurrency }, (_, lane) => worker(lane)));
@@ -306,7 +321,7 @@ export class SimulatedDevices implements DeviceLoad {
       const base = bases[target++ % bases.length] as string;
       const i =
         kind === "poll"
-          ? this.pollOrder(this.pollCursor++ % this.count)
+          ? this.pollOrder(this.pollCursor[api]++ % this.count)
           : this.reportOrder(this.reportCursor++ % this.count);
       inFlight++;
       const sent = kind === "poll" ? this.poll(base, api, i) : this.report(base, api, i);

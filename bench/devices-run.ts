@@ -1,24 +1,44 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { devicesChart } from "./devices-chart.ts";
 import { type DeviceApi, type DeviceLoad, type PhaseStats, round, SimulatedDevices } from "./devices-load.ts";
 import { LoadProcesses } from "./devices-load-processes.ts";
-import type { DevicesResult, DevicesRow, DevicesSettings, StepResult } from "./devices-result.ts";
+import type {
+  DevicesResult,
+  DevicesRow,
+  DevicesSettings,
+  PostgresServerCpu,
+  Sizes,
+  StepResult,
+} from "./devices-result.ts";
+import { headlineRows, scalingTable } from "./devices-scaling.ts";
 import { seedDevices } from "./devices-seed.ts";
 import { PostgresCpu } from "./postgres-cpu.ts";
 import { type Child, cpuMicros, rssBytes, startFleetgate } from "./processes.ts";
 
-// The device bench itself, on a migrated empty database: seed, start the instances, give every
-// device its current ETag, then per instance count and API a steady phase at the devices' real
-// rate and a ramp to where p99 passes the limit or errors appear. bench/devices.ts wraps it in a
-// database of its own and writes the files; test/bench/devices.test.ts runs it small.
+// The device bench itself, on a migrated empty database: seed, then per database configuration
+// (one PostgreSQL; then, with `replica`, the same primary with one streaming replica) and instance
+// count: give the devices a phase will poll their current ETag (through instances of their own,
+// stopped before anything is measured, so the measured instances start with nothing cached), start
+// the instances, and per API warm up, hold a steady phase at the devices' real rate and (with
+// `ramp`) ramp to where p99 passes the limit or errors appear. bench/devices.ts wraps it in a
+// PostgreSQL of its own and writes the files; test/bench/devices.test.ts runs it small.
 
 export interface DevicesOptions extends DevicesSettings {
-  /** A migrated, empty database. */
+  /** A migrated, empty database (on the primary). */
   readonly databaseUrl: string;
+  /**
+   * Starts a streaming replica of the primary, waits until it has caught up, and answers its URL of
+   * the database; needed when `replica` is set.
+   */
+  readonly addReplica?: () => Promise<string>;
+  /** Stops the replica and removes its data. */
+  readonly removeReplica?: () => Promise<void>;
+  /** What PostgreSQL the run is on, for the result. */
+  readonly databaseInfo?: { kind: "own primary" | "BENCH_DATABASE_URL"; settings: Record<string, string> };
 }
 
 // balena-supervisor adds a random delay of up to maxApiJitterDelay (60 s, src/lib/constants.ts)
@@ -37,8 +57,31 @@ export function realRate(options: Pick<DevicesOptions, "devices" | "pollInterval
 interface Context {
   readonly options: DevicesOptions;
   readonly devices: DeviceLoad;
-  readonly postgres: PostgresCpu;
+  /** The primary's processes, and the replica's when there is one. */
+  readonly postgres: readonly { readonly role: PostgresServerCpu["role"]; readonly cpu: PostgresCpu }[];
   readonly pollShare: number;
+}
+
+/**
+ * One instance's `fleetgate_db_statements_total` by target, and the device requests it answered
+ * (`fleetgate_http_requests_total` of the /device/ routes, whatever the status); zeros when it has none.
+ */
+async function statementsOf(url: string): Promise<{ primary: number; replica: number; served: number }> {
+  const counts = { primary: 0, replica: 0, served: 0 };
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const match of text.matchAll(
+      /^fleetgate_db_statements_total\{target="(primary|replica)"\} (\S+)$/gm,
+    ))
+      counts[match[1] as "primary" | "replica"] += Number(match[2]);
+    for (const match of text.matchAll(
+      /^fleetgate_http_requests_total\{[^}]*route="\/device\/[^}]*\} (\S+)$/gm,
+    ))
+      counts.served += Number(match[1]);
+  } catch {
+    // no metrics: left at zero
+  }
+  return counts;
 }
 
 async function step(
@@ -50,20 +93,44 @@ async function step(
 ) {
   const { options, devices, postgres, pollShare } = context;
   const rates = { poll: rate * pollShare, report: rate * (1 - pollShare) };
+  const loadAverageAtStart = round(loadavg()[0] ?? 0, 2);
+  const statementsBefore = await Promise.all(servers.map((server) => statementsOf(server.url)));
   const serverBefore = servers.map((server) => cpuMicros(server.pid));
-  const postgresBefore = await postgres.sample();
+  const postgresBefore = await Promise.all(postgres.map(({ cpu }) => cpu.sample()));
+  const walBefore = await postgres[0]?.cpu.wal();
   const stats: PhaseStats = await devices.run(
     servers.map((server) => server.url),
     api,
     rates,
     seconds,
   );
-  const postgresUs = PostgresCpu.between(postgresBefore, await postgres.sample());
+  const postgresAfter = await Promise.all(postgres.map(({ cpu }) => cpu.sample()));
+  const walAfter = await postgres[0]?.cpu.wal();
   const serverUs = servers.map((server, i) => cpuMicros(server.pid) - (serverBefore[i] ?? 0));
+  const perServerUs = postgres.map((_, i) =>
+    PostgresCpu.between(postgresBefore[i] as Map<number, number>, postgresAfter[i] as Map<number, number>),
+  );
+  const postgresUs = perServerUs.some((us) => us === undefined)
+    ? undefined
+    : perServerUs.reduce((a: number, b) => a + (b ?? 0), 0);
+  const [primaryConnections, replicaConnections] = await Promise.all(
+    postgres.map(({ cpu }) => cpu.connections()),
+  );
+  const statementsAfter = await Promise.all(servers.map((server) => statementsOf(server.url)));
+  const statements = { primary: 0, replica: 0 };
+  let served = 0;
+  servers.forEach((_, i) => {
+    served += (statementsAfter[i]?.served ?? 0) - (statementsBefore[i]?.served ?? 0);
+    for (const target of ["primary", "replica"] as const)
+      statements[target] += (statementsAfter[i]?.[target] ?? 0) - (statementsBefore[i]?.[target] ?? 0);
+  });
   const answered = stats.polls.ok + stats.polls.notModified + stats.reports.ok;
   const wallUs = stats.seconds * 1e6;
   const percent = (us: number) => round((us / wallUs) * 100, 1);
-  const perRequest = (us: number) => (answered ? round(us / answered) : 0);
+  // Per request the servers served: past saturation they also serve requests the generator gave up
+  // on (no answer in 10 s), whose cost would otherwise be charged to the answered ones.
+  const requests = Math.max(answered, served);
+  const perRequest = (us: number) => (requests ? round(us / requests) : 0);
   const errors = stats.polls.errors + stats.reports.errors;
   const p99 = Math.max(stats.polls.p99Ms, stats.reports.p99Ms);
   const polled = stats.polls.ok + stats.polls.notModified;
@@ -85,8 +152,29 @@ async function step(
     postgres:
       postgresUs === undefined
         ? null
-        : { cpuPercent: percent(postgresUs), cpuUsPerRequest: perRequest(postgresUs) },
+        : {
+            cpuPercent: percent(postgresUs),
+            cpuUsPerRequest: perRequest(postgresUs),
+            servers: postgres.map(({ role }, i) => ({
+              role,
+              cpuPercent: percent(perServerUs[i] ?? 0),
+              cpuUsPerRequest: perRequest(perServerUs[i] ?? 0),
+            })),
+          },
     generatorCpuPercent: percent(stats.generatorCpuMicros),
+    answeredPerSecond: round(answered / stats.seconds, 1),
+    servedPerSecond: round(served / stats.seconds, 1),
+    loadAverageAtStart,
+    connections: { primary: primaryConnections ?? 0, replica: replicaConnections ?? null },
+    wal:
+      walBefore && walAfter
+        ? {
+            bytesPerRequest: perRequest(walAfter.bytes - walBefore.bytes),
+            flushesPerSecond: round((walAfter.syncs - walBefore.syncs) / stats.seconds, 1),
+            commitsPerSecond: round((walAfter.commits - walBefore.commits) / stats.seconds, 1),
+          }
+        : undefined,
+    statements,
   };
   return result;
 }
@@ -97,27 +185,62 @@ const whyNot = (failed: StepResult, limit: number) => {
   return `p99 ${Math.max(failed.polls.p99Ms, failed.reports.p99Ms)} ms > ${limit} ms`;
 };
 
+/** The ramp's rates: from --ramp-from, × --ramp-factor, up to --max-rate; none without `ramp`. */
+function rampRates(options: DevicesSettings): number[] {
+  const rates: number[] = [];
+  if (options.ramp)
+    for (let rate = options.rampFrom; rate <= options.maxRate; rate *= options.rampFactor) rates.push(rate);
+  return rates;
+}
+
+/** The most polls one API's phases of a configuration can send: the devices to prime for them. */
+export function pollsToPrime(options: DevicesSettings): number {
+  const real = realRate(options);
+  const share = real.polls / (real.polls + real.reports);
+  const steady = real.polls * (options.warmupSeconds + options.seconds);
+  const ramp = rampRates(options).reduce((n, rate) => n + rate * share * options.stepSeconds, 0);
+  // A little over, for the ticks' rounding and the last step's stragglers.
+  return Math.min(options.devices, Math.ceil((steady + ramp) * 1.02) + 100);
+}
+
+type Database = NonNullable<DevicesRow["database"]>;
+
 async function measure(
   context: Context,
   servers: readonly Child[],
   api: DeviceApi,
+  database: Database,
+  primed: DevicesRow["primed"],
   log: (message: string) => void,
 ): Promise<DevicesRow> {
   const { options } = context;
   const real = realRate(options);
   const describe = (s: StepResult) =>
-    `${s.rate} req/s: polls p50/p99 ${s.polls.p50Ms}/${s.polls.p99Ms} ms (${Math.round(s.notModifiedShare * 100)}% 304), ` +
+    `${s.rate} req/s (answered ${s.answeredPerSecond}/s): polls p50/p99 ${s.polls.p50Ms}/${s.polls.p99Ms} ms (${Math.round(s.notModifiedShare * 100)}% 304), ` +
     `reports ${s.reports.p50Ms}/${s.reports.p99Ms} ms, errors ${s.polls.errors + s.reports.errors}, ` +
-    `CPU servers ${s.servers.cpuPercent.join("+")}%, PostgreSQL ${s.postgres?.cpuPercent ?? "–"}%, generator ${s.generatorCpuPercent}%`;
+    `CPU servers ${s.servers.cpuPercent.join("+")}% (${s.servers.cpuUsPerRequest} µs/req), ` +
+    `PostgreSQL ${s.postgres?.servers?.map((p) => `${p.role} ${p.cpuPercent}% (${p.cpuUsPerRequest} µs/req)`).join(", ") ?? "–"}, ` +
+    `generator ${s.generatorCpuPercent}%, commits ${s.wal?.commitsPerSecond ?? "–"}/s, WAL flushes ${s.wal?.flushesPerSecond ?? "–"}/s ` +
+    `(${s.wal?.bytesPerRequest ?? "–"} B/req), load ${s.loadAverageAtStart}`;
+  const where = `${api}, ${database}, ${servers.length} instance(s)`;
+  if (options.warmupSeconds > 0) {
+    const warm = await context.devices.run(
+      servers.map((server) => server.url),
+      api,
+      { poll: real.polls, report: real.reports },
+      options.warmupSeconds,
+    );
+    log(
+      `${where}, warm-up ${options.warmupSeconds} s: p99 ${Math.max(warm.polls.p99Ms, warm.reports.p99Ms)} ms, errors ${warm.polls.errors + warm.reports.errors}`,
+    );
+  }
   const steady = await step(context, servers, api, real.polls + real.reports, options.seconds);
-  log(`${api}, ${servers.length} instance(s), steady ${describe(steady)}`);
+  log(`${where}, steady ${describe(steady)}${steady.held ? "" : " — does not hold"}`);
   const ramp: StepResult[] = [];
-  for (let rate = options.rampFrom; rate <= options.maxRate; rate *= options.rampFactor) {
+  for (const rate of rampRates(options)) {
     const result = await step(context, servers, api, rate, options.stepSeconds);
     ramp.push(result);
-    log(
-      `${api}, ${servers.length} instance(s), ramp ${describe(result)}${result.held ? "" : " — does not hold"}`,
-    );
+    log(`${where}, ramp ${describe(result)}${result.held ? "" : " — does not hold"}`);
     if (!result.held) break;
   }
   const best = ramp.filter((s) => s.held).at(-1);
@@ -125,6 +248,8 @@ async function measure(
   return {
     api,
     instances: servers.length,
+    database,
+    ...(primed ? { primed } : {}),
     steady,
     ramp,
     capacity: best
@@ -153,58 +278,130 @@ async function postgresVersion(url: string): Promise<string> {
   }
 }
 
+// The tables a seeded device has rows in (bench/devices-seed.ts): its actor, its row, its key, an
+// environment and a configuration variable.
+const DEVICE_TABLES = ["actor", "device", "api_key", "device_environment_variable", "device_config_variable"];
+
+/** pg_total_relation_size of every table of the schema, and the per-device tables' bytes per device. */
+export async function measureSizes(url: string, devices: number): Promise<Sizes> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string; bytes: string }>(
+      `SELECT c.relname AS name, pg_total_relation_size(c.oid)::text AS bytes
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE c.relkind IN ('r', 'p') AND n.nspname = current_schema()
+        ORDER BY pg_total_relation_size(c.oid) DESC`,
+    );
+    const tables = Object.fromEntries(rows.map((row) => [row.name, Number(row.bytes)]));
+    const [{ bytes }] = (
+      await client.query<{ bytes: string }>("SELECT pg_database_size(current_database())::text AS bytes")
+    ).rows as [{ bytes: string }];
+    const perDevice = DEVICE_TABLES.reduce((n, table) => n + (tables[table] ?? 0), 0);
+    return { tables, bytesPerDevice: round(perDevice / devices), databaseBytes: Number(bytes) };
+  } finally {
+    await client.end();
+  }
+}
+
 /** Runs the device bench on `options.databaseUrl` (migrated, empty) and answers its result. */
 export async function runDevicesBench(
   options: DevicesOptions,
   log: (message: string) => void = () => {},
 ): Promise<DevicesResult> {
+  const loadAverage = loadavg().map((n) => round(n, 2));
   const seeded = await seedDevices(
     options.databaseUrl,
     { devices: options.devices, fleets: options.fleets, salt: randomBytes(8).toString("hex") },
     log,
   );
   log(`seeded ${options.devices} devices in ${options.fleets} fleets in ${(seeded.ms / 1000).toFixed(1)} s`);
-  const servers: Child[] = [];
+  const afterSeed = await measureSizes(options.databaseUrl, options.devices);
+  log(
+    `${afterSeed.bytesPerDevice} bytes per device (pg_total_relation_size of ${DEVICE_TABLES.join(", ")}); database ${(afterSeed.databaseBytes / 1e9).toFixed(2)} GB`,
+  );
   const devices: DeviceLoad =
     options.loadProcesses > 1
       ? await LoadProcesses.start(seeded, options.connections, options.changeEvery, options.loadProcesses)
       : new SimulatedDevices(seeded, options.connections, options.changeEvery);
-  const postgres = await PostgresCpu.open(options.databaseUrl);
+  const primary = await PostgresCpu.open(options.databaseUrl);
+  const servers: Child[] = [];
+  const stopAll = async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+    servers.length = 0;
+  };
+  const baseEnv = {
+    DATABASE_URL: options.databaseUrl,
+    SUPERVISOR_KEY_SECRET: "bench-devices-supervisor-key-secret-0123456789",
+    ADMIN_PASSWORD: "bench-devices-admin",
+    // The seeded devices all reported at seed time and most report again only every few minutes:
+    // the sweep must not take them offline (one UPDATE and a NOTIFY per device) mid-run.
+    DEVICE_OFFLINE_TIMEOUT: "86400",
+  };
+  const real = realRate(options);
+  const rows: DevicesRow[] = [];
+  const primeMs: Partial<Record<DeviceApi, number>> = {};
+  let replicaSetupMs: number | null = null;
+  const databases: Database[] = options.replica ? ["primary", "primary+replica"] : ["primary"];
+  if (options.replica && !options.addReplica) throw new Error("replica: needs addReplica");
   try {
-    const env = {
-      DATABASE_URL: options.databaseUrl,
-      SUPERVISOR_KEY_SECRET: "bench-devices-supervisor-key-secret-0123456789",
-      ADMIN_PASSWORD: "bench-devices-admin",
-      // The seeded devices all reported at seed time and most report again only every few minutes:
-      // the sweep must not take them offline (one UPDATE and a NOTIFY per device) mid-run.
-      DEVICE_OFFLINE_TIMEOUT: "86400",
-    };
-    for (let i = 0; i < Math.max(...options.instances); i++) servers.push(await startFleetgate(env));
-    log(`${servers.length} fleetgate instance(s) listening`);
-    const primeMs: Partial<Record<DeviceApi, number>> = {};
-    for (const api of options.apis) {
-      const primed = await devices.prime(
-        servers.map((server) => server.url),
-        api,
-        Math.min(64, options.connections * servers.length),
-      );
-      if (primed.failed.length > 0) throw new Error(`priming ${api} failed: ${primed.failed.join("; ")}`);
-      primeMs[api] = round(primed.ms);
-      log(`${api}: every device polled once in ${(primed.ms / 1000).toFixed(1)} s`);
+    for (const database of databases) {
+      let replica: PostgresCpu | undefined;
+      const env: Record<string, string> = { ...baseEnv };
+      try {
+        if (database === "primary+replica") {
+          const began = performance.now();
+          const replicaUrl = await (options.addReplica as () => Promise<string>)();
+          replicaSetupMs = round(performance.now() - began);
+          log(`replica streaming and caught up in ${(replicaSetupMs / 1000).toFixed(1)} s`);
+          env.DATABASE_REPLICA_URLS = replicaUrl;
+          replica = await PostgresCpu.open(replicaUrl);
+        }
+        const context: Context = {
+          options,
+          devices,
+          postgres: [
+            { role: "primary", cpu: primary },
+            ...(replica ? [{ role: "replica" as const, cpu: replica }] : []),
+          ],
+          pollShare: real.polls / (real.polls + real.reports),
+        };
+        for (const count of options.instances) {
+          // The devices this configuration's phases will poll get their current ETag from instances
+          // of their own, stopped before the phases: the measured ones start with nothing cached,
+          // as an instance does for a device whose last poll was 15 minutes ago.
+          const toPrime = pollsToPrime(options);
+          const primed: Partial<Record<DeviceApi, { devices: number; ms: number }>> = {};
+          for (let i = 0; i < count; i++) servers.push(await startFleetgate(baseEnv));
+          for (const api of options.apis) {
+            const result = await devices.prime(
+              servers.map((server) => server.url),
+              api,
+              Math.min(64, options.connections * count),
+              toPrime,
+            );
+            if (result.failed.length > 0)
+              throw new Error(`priming ${api} failed: ${result.failed.join("; ")}`);
+            primed[api] = { devices: toPrime, ms: round(result.ms) };
+            primeMs[api] = round((primeMs[api] ?? 0) + result.ms);
+            log(`${api}, ${database}: ${toPrime} devices polled once in ${(result.ms / 1000).toFixed(1)} s`);
+          }
+          await stopAll();
+          for (let i = 0; i < count; i++) servers.push(await startFleetgate(env));
+          log(`${count} fleetgate instance(s) listening (${database})`);
+          for (const api of options.apis)
+            rows.push(await measure(context, servers, api, database, primed[api], log));
+          await stopAll();
+        }
+      } finally {
+        await stopAll();
+        await replica?.close();
+        if (database === "primary+replica") await options.removeReplica?.();
+      }
     }
-    const real = realRate(options);
-    const context: Context = {
-      options,
-      devices,
-      postgres,
-      pollShare: real.polls / (real.polls + real.reports),
-    };
-    const rows: DevicesRow[] = [];
-    for (const count of options.instances) {
-      for (const api of options.apis) rows.push(await measure(context, servers.slice(0, count), api, log));
-    }
-    const { databaseUrl: _url, ...config } = options;
-    return {
+    const afterRun = await measureSizes(options.databaseUrl, options.devices);
+    const { databaseUrl: _url, addReplica: _add, removeReplica: _remove, databaseInfo, ...config } = options;
+    const partial = {
       date: new Date().toISOString(),
       machine: {
         cpus: cpus().length,
@@ -213,16 +410,25 @@ export async function runDevicesBench(
         node: process.version,
         postgres: await postgresVersion(options.databaseUrl),
       },
+      loadAverage,
       config: { ...config, pollJitterS: POLL_JITTER_S },
       realRate: { polls: round(real.polls, 1), reports: round(real.reports, 1) },
       seedMs: round(seeded.ms),
       primeMs,
+      database: {
+        kind: databaseInfo?.kind ?? ("BENCH_DATABASE_URL" as const),
+        settings: databaseInfo?.settings ?? {},
+        replicaSetupMs,
+      },
+      sizes: { afterSeed, afterRun },
       rows,
     };
+    const headline = headlineRows(partial);
+    return { ...partial, headline, scaling: scalingTable({ ...partial, headline }) };
   } finally {
+    await stopAll();
     await devices.close();
-    await postgres.close();
-    await Promise.all(servers.map((server) => server.stop()));
+    await primary.close();
   }
 }
 

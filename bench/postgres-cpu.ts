@@ -40,6 +40,28 @@ export class PostgresCpu {
     return total;
   }
 
+  /** WAL written and flushed (pg_stat_wal) and transactions committed on this database, so far. */
+  async wal(): Promise<{ bytes: number; syncs: number; commits: number }> {
+    const { rows } = await this.client.query<{ bytes: string; syncs: string; commits: string }>(
+      `SELECT (SELECT wal_bytes FROM pg_stat_wal)::text AS bytes, (SELECT wal_sync FROM pg_stat_wal)::text AS syncs,
+              (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS commits`,
+    );
+    const row = rows[0];
+    return {
+      bytes: Number(row?.bytes ?? 0),
+      syncs: Number(row?.syncs ?? 0),
+      commits: Number(row?.commits ?? 0),
+    };
+  }
+
+  /** Connections open on this database now, this one left out. */
+  async connections(): Promise<number> {
+    const { rows } = await this.client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   close(): Promise<void> {
     return this.client.end();
   }

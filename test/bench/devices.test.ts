@@ -3,10 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateDatabase } from "../../bench/data.ts";
 import { devicesTable } from "../../bench/devices-chart.ts";
-import type { DevicesResult } from "../../bench/devices-result.ts";
+import type { DevicesResult, DevicesRow } from "../../bench/devices-result.ts";
 import { runDevicesBench, writeDevicesResult } from "../../bench/devices-run.ts";
 import { deviceKey, deviceUuid } from "../../bench/devices-seed.ts";
+import {
+  type BenchCluster,
+  clusterTools,
+  replicaHooks,
+  startBenchCluster,
+} from "../../bench/postgres-cluster.ts";
 import { hashKey } from "../../src/auth/api-keys.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 
@@ -40,6 +47,9 @@ describe.skipIf(!databaseKinds.includes("postgres"))("bench:devices, small", () 
         connections: 4,
         // Two, so the split over load processes is what is tested (one is the same code in-process).
         loadProcesses: 2,
+        warmupSeconds: 0,
+        ramp: true,
+        replica: false,
       },
       (message) => logged.push(message),
     );
@@ -62,7 +72,7 @@ describe.skipIf(!databaseKinds.includes("postgres"))("bench:devices, small", () 
       await client.end();
     }
     // And the keys work: every device's first poll (the priming) answered 200.
-    expect(logged.some((line) => line.startsWith("v2: every device polled once"))).toBe(true);
+    expect(logged.some((line) => line.startsWith("v2, primary: "))).toBe(true);
   });
 
   it("primes every device with a 200 on both APIs, then polls get 304 and reports 200", () => {
@@ -99,5 +109,69 @@ describe.skipIf(!databaseKinds.includes("postgres"))("bench:devices, small", () 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+// The replica phase at a tiny size: the bench starts a primary of its own, adds a streaming replica
+// for the second configuration, measures both servers, and removes the replica and then everything.
+describe.skipIf(!clusterTools())("bench:devices with a replica it starts itself", () => {
+  let cluster: BenchCluster | undefined;
+  let result: DevicesResult;
+  beforeAll(async () => {
+    cluster = await startBenchCluster({ fsync: "off", synchronous_commit: "off" });
+    const admin = new pg.Client({ connectionString: cluster.primaryUrl("postgres") });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE "bench"`);
+    await admin.end();
+    await migrateDatabase(cluster.primaryUrl("bench"));
+    result = await runDevicesBench({
+      databaseUrl: cluster.primaryUrl("bench"),
+      ...replicaHooks(cluster, "bench"),
+      devices: 100,
+      fleets: 2,
+      instances: [1],
+      apis: ["v3"],
+      seconds: 1,
+      stepSeconds: 1,
+      rampFrom: 40,
+      rampFactor: 2,
+      maxRate: 80,
+      p99LimitMs: 5_000,
+      pollIntervalS: 900,
+      reportIntervalS: 300,
+      changeEvery: 3,
+      connections: 4,
+      loadProcesses: 1,
+      warmupSeconds: 0,
+      ramp: false,
+      replica: true,
+    });
+  }, 120_000);
+  afterAll(() => cluster?.remove());
+
+  it("measures one primary, then the primary and its replica, and removes the replica after", async () => {
+    expect(result.rows.map((row) => row.database)).toEqual(["primary", "primary+replica"]);
+    const [alone, replicated] = result.rows as [DevicesRow, DevicesRow];
+    expect(alone.steady.postgres?.servers?.map((server) => server.role)).toEqual(["primary"]);
+    expect(replicated.steady.postgres?.servers?.map((server) => server.role)).toEqual(["primary", "replica"]);
+    expect(replicated.steady.connections?.replica).toBeGreaterThan(0);
+    expect(alone.steady.connections?.replica).toBeNull();
+    for (const row of result.rows) expect(row.steady.polls.errors + row.steady.reports.errors).toBe(0);
+    expect(result.database?.replicaSetupMs).toBeGreaterThan(0);
+    expect(cluster?.replicaUrl("bench")).toBeUndefined();
+  });
+
+  it("derives the headline and the capacity table from what it measured", () => {
+    expect(result.headline?.map((row) => row.database)).toEqual(["primary", "primary+replica"]);
+    expect(result.sizes?.afterSeed.bytesPerDevice).toBeGreaterThan(100);
+    const scaling = result.scaling;
+    expect(scaling?.primaryOnly.map((row) => row.devices)).toEqual([100_000, 1_000_000, 10_000_000]);
+    // A replica's CPU of a one-second phase may be under a clock tick: present, not necessarily above 0.
+    expect(scaling?.withReplicas).toHaveLength(3);
+    expect(
+      scaling?.inputs["headline[primary+replica].replicaCpuUsPerRequest (max over APIs)"],
+    ).not.toBeNull();
+    expect(scaling?.primaryOnly[1]?.requestsPerSecond).toBe(4409);
+    expect(scaling?.primaryOnly[0]?.diskGB).toBeGreaterThan(0);
   });
 });
