@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
@@ -85,5 +86,27 @@ describe.each(databaseKinds)("the README's OData v4 examples on %s", (kind) => {
       { id: 42, device_name: "kiosks-02" },
     ]);
     expect(responses[2]?.headers.etag).toMatch(/^W\//);
+  });
+  it("the multipart $batch example, as the README writes it: a read, and a change set that creates and follows $1", async () => {
+    // The body of the README's curl, taken from the README itself: bash's $'…' turns each \r into a CR.
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const quoted = /boundary=b" --data-binary \$'([\s\S]*?)'\n/.exec(readme)?.[1];
+    expect(quoted).toBeDefined();
+    const body = (quoted as string).replaceAll("\\r", "\r");
+    const response = await server.app.inject({
+      method: "POST",
+      url: "/odata/$batch",
+      headers: { "content-type": "multipart/mixed; boundary=b" },
+      payload: body,
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.headers["content-type"]).toMatch(/^multipart\/mixed; boundary=batchresponse_/);
+    const statuses = [...response.body.matchAll(/^HTTP\/1\.1 (\d{3}) .*$/gm)].map((match) => match[1]);
+    expect(statuses).toEqual(["200", "201", "204"]);
+    expect(response.body).toContain('"id":41');
+    expect(response.body).toMatch(
+      /Content-ID: 1\r\n\r\nHTTP\/1\.1 201 Created\r\n[\s\S]*location: \/odata\/device\(\d+\)/,
+    );
+    expect(response.body).toMatch(/Content-ID: 2\r\n\r\nHTTP\/1\.1 204 No Content\r\n[\s\S]*etag: W\//);
   });
 });
