@@ -69,8 +69,9 @@ function concurrencyAnnotation(resource: Resource): string {
 
 /**
  * What the service as a whole supports, on its entity container: `$batch` (whose vocabulary default
- * is "supported") only where the root answers it, in OData 4.01's JSON form, each atomicity group
- * one transaction (./batch/); nothing of the Capabilities tags it leaves unsaid (cross joins,
+ * is "supported") only where the root answers it, in OData 4.01's JSON form and OData 4.0's
+ * multipart/mixed form, each atomicity group or change set one transaction (./batch/); `$<Content-ID>`
+ * references only at the start of a URL, to an earlier request of the same change set; nothing of the Capabilities tags it leaves unsaid (cross joins,
  * asynchronous requests, key-as-segment), whose absence means "not supported".
  */
 export function containerAnnotations(batch: boolean): string {
@@ -81,11 +82,12 @@ export function containerAnnotations(batch: boolean): string {
     [
       bool("Supported", true),
       bool("ContinueOnErrorSupported", false),
+      // `$1` in a change set's URL, not in a body's @odata.bind, nor a JSON batch's `$id`.
       bool("ReferencesInRequestBodiesSupported", false),
       bool("ReferencesAcrossChangeSetsSupported", false),
       bool("EtagReferencesSupported", false),
       bool("RequestBodyOrderSupported", true),
-      '<PropertyValue Property="SupportedFormats"><Collection><String>application/json</String></Collection></PropertyValue>',
+      '<PropertyValue Property="SupportedFormats"><Collection><String>application/json</String><String>multipart/mixed</String></Collection></PropertyValue>',
     ].join(""),
   )}`;
 }
