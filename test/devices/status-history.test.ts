@@ -3,6 +3,7 @@ import { markSilentDevicesOffline } from "../../src/devices/state.ts";
 import { demoLogin, seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { graphql, graphqlData } from "../support/graphql.ts";
+import { subscribe } from "../support/graphql-subscriptions.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // A device's stored status history (issue 48, item 4): the trigger of migration
@@ -310,6 +311,41 @@ describe.each(databaseKinds)("a device's status history on %s", (kind) => {
     expect(patched.status).toBeGreaterThanOrEqual(400);
     const reply = await graphql(server, `mutation { deleteDeviceStatusChange(id: 1) { id } }`);
     expect(reply.errors?.[0]?.message).toMatch(/deleteDeviceStatusChange/);
+  });
+
+  it("is announced to deviceChanged with the new change, whichever writer made it", async () => {
+    const subscription = await subscribe<{
+      deviceChanged: {
+        id: number;
+        overallStatus: string;
+        deviceStatusChange: { oldStatus: string; newStatus: string }[];
+      };
+    }>(
+      server.url,
+      memberToken,
+      `subscription($where: DeviceWhere) { deviceChanged(where: $where) {
+        id overallStatus deviceStatusChange(first: 3, orderBy: [{ id: DESC }]) { oldStatus newStatus } } }`,
+      { where: { id: { eq: deviceId } } },
+    );
+    try {
+      const status = await overallStatus();
+      // An OData PATCH: only the history's trigger announces it (the write core does not).
+      const patch = await inject("PATCH", `/v6/device(${deviceId})`, {
+        provisioning_state: status === "post-provisioning" ? null : "Post-Provisioning",
+      });
+      expect(patch.status, patch.body).toBe(200);
+      const now = await overallStatus();
+      expect(now).not.toBe(status);
+      const result = await subscription.until(
+        (r) => r.data?.deviceChanged.overallStatus === now,
+        "the PATCH's change",
+        5_000,
+      );
+      expect(result.errors).toBeUndefined();
+      expect(result.data?.deviceChanged.deviceStatusChange[0]).toEqual({ oldStatus: status, newStatus: now });
+    } finally {
+      subscription.close();
+    }
   });
 
   it("goes with its device", async () => {
