@@ -4,6 +4,7 @@ import { demoLogin, seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { graphql, graphqlData } from "../support/graphql.ts";
 import { subscribe } from "../support/graphql-subscriptions.ts";
+import { overallStatus as oracleStatus } from "../support/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // A device's stored status history (issue 48, item 4): the trigger of migration
@@ -184,6 +185,37 @@ describe.each(databaseKinds)("a device's status history on %s", (kind) => {
       changed += expected.length;
     }
     expect(changed).toBeGreaterThan(1);
+  });
+
+  it("computes the status as the API does, for every combination of the columns it reads", async () => {
+    // The trigger's SQL function against the oracle (test/support/oracle.ts), which the API's
+    // computed overall_status is held to by the read tests: one statement over every combination.
+    const rows = await server.test.db.query<{
+      is_active: boolean;
+      provisioning_state: string | null;
+      is_online: boolean;
+      connected: boolean;
+      api_heartbeat_state: string;
+      download_progress: number | null;
+      status: string | null;
+      provisioning_progress: number | null;
+      computed: string;
+    }>({
+      text: `SELECT a AS is_active, ps AS provisioning_state, o AS is_online, c AS connected,
+               h AS api_heartbeat_state, dp AS download_progress, st AS status, pp AS provisioning_progress,
+               "fleetgate_device_status"(a, ps, o, CASE WHEN c THEN now() END, h, dp, st, pp) AS computed
+             FROM unnest(ARRAY[true, false]) a, unnest(ARRAY[NULL, 'Post-Provisioning', 'Pre-Provisioning']) ps,
+               unnest(ARRAY[true, false]) o, unnest(ARRAY[true, false]) c,
+               unnest(ARRAY['online', 'offline', 'timeout', 'unknown']) h, unnest(ARRAY[NULL, 0, 50]::int4[]) dp,
+               unnest(ARRAY[NULL, 'Downloading', 'Idle']) st, unnest(ARRAY[NULL, 10]::int4[]) pp`,
+      values: [],
+    });
+    expect(rows).toHaveLength(2 * 3 * 2 * 2 * 4 * 3 * 3 * 2);
+    const wrong = rows.filter(
+      (row) =>
+        row.computed !== oracleStatus({ ...row, last_connectivity_event: row.connected ? new Date() : null }),
+    );
+    expect(wrong).toEqual([]);
   });
 
   it("records nothing when a report changes no status (a heartbeat)", async () => {
