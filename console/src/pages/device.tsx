@@ -57,8 +57,7 @@ function StatusHistory({ device }: { device: Device }) {
   return (
     <table class="data compact" data-testid="history" aria-live="polite">
       <caption>
-        Status changes, newest first ({changes.length < HISTORY_SHOWN ? "all" : `the newest ${HISTORY_SHOWN}`}{" "}
-        kept by the API)
+        Status changes, newest first{changes.length < HISTORY_SHOWN ? "" : ` (the newest ${HISTORY_SHOWN})`}
       </caption>
       <thead>
         <tr>
