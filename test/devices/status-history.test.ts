@@ -327,6 +327,23 @@ describe.each(databaseKinds)("a device's status history on %s", (kind) => {
     expect(member.deviceStatusChange).toEqual({ id: one?.id });
   });
 
+  it("is read by a device for itself only", async () => {
+    const other = await server.test.db.prisma.device.findFirstOrThrow({
+      where: { device_name: "kiosks-04" },
+    });
+    const otherKey = JSON.parse((await inject("POST", `/api-key/device/${other.id}/device-key`)).body);
+    const own = JSON.parse(
+      (await inject("GET", "/v6/device_status_change?$select=device", undefined, deviceKey)).body,
+    ).d as Change[];
+    expect(own.length).toBeGreaterThan(0);
+    expect(new Set(own.map((row) => (row.device as { __id: number }).__id))).toEqual(new Set([deviceId]));
+    const theirs = JSON.parse(
+      (await inject("GET", `/v6/device_status_change?$filter=device%20eq%20${deviceId}`, undefined, otherKey))
+        .body,
+    ).d;
+    expect(theirs).toEqual([]);
+  });
+
   it("is read-only", async () => {
     const created = await inject(
       "POST",
