@@ -161,6 +161,13 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
   };
   const ofMemberOrganization = (fleet: Fragment) =>
     inMemberOrganizations(userId, sql`${fleet}."organization"`);
+  // A device a user joined (to any fleet) shows them its own row, and only that.
+  const readableDevice = (row: Fragment) =>
+    ofFleetWhere(
+      row,
+      (fleet) => sql`(${ofMemberOrganization(fleet)}
+            OR ${row}."belongs_to__user" = ${param(userId, "int4")})`,
+    );
   return {
     readable(resource: Resource, row: Fragment, rows?: RowsHint) {
       if (resource.name === "my_application")
@@ -187,12 +194,10 @@ function userPermissions(caller: Extract<Caller, { kind: "user" }>): Permissions
             OR (${isPublicFleet(fleet)} AND ${finalRelease(row)}))`,
           );
         case "device":
-          // A device a user joined (to any fleet) shows them its own row, and only that.
-          return ofFleetWhere(
-            row,
-            (fleet) => sql`(${ofMemberOrganization(fleet)}
-            OR ${row}."belongs_to__user" = ${param(userId, "int4")})`,
-          );
+          return readableDevice(row);
+        case "device_status_change":
+          // A device's history is read exactly as the device is.
+          return sql`EXISTS (SELECT 1 FROM "device" hd WHERE hd."id" = ${row}."device" AND ${readableDevice(sql`hd`)})`;
         case "command_job":
           return jobOverWritableDevices(row, memberFleets(userId));
         case "command_result":
@@ -239,6 +244,7 @@ function devicePermissions(caller: Extract<Caller, { kind: "device" }>): Permiss
         case "device_tag":
         case "device_environment_variable":
         case "device_config_variable":
+        case "device_status_change":
           return sql`${row}."device" = ${device}`;
         case "application":
           return resource.name === "my_application"

@@ -319,6 +319,7 @@ export const reverseNavigations: Record<string, string> = {
   "device_type.is_of__cpu_architecture": "is_supported_by__device_type",
   "supervisor_release.is_for__device_type": "supervisor_release",
   "device_tag.device": "device_tag",
+  "device_status_change.device": "device_status_change",
   "application_tag.application": "application_tag",
   "device_environment_variable.device": "device_environment_variable",
   "application_environment_variable.application": "application_environment_variable",

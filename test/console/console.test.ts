@@ -118,18 +118,34 @@ describe("the console in a browser", () => {
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor();
     const pinned = await demo.prisma().device.findUniqueOrThrow({ where: { id: device.id } });
     expect(pinned.should_be_running__release).toBe(release.id);
-    // A status the device reports while the page is open joins its live history.
+    // The device's stored history is shown, newest first; a status the device reports while the
+    // page is open is stored and appears at its top, without a reload.
+    const history = page.getByTestId("history");
+    const rows = history.locator("tbody tr[data-change]");
+    const before = await rows.count();
+    const newest = async () => (await rows.first().locator("td").allTextContents()).slice(1).join(" → ");
     const key = json(
       (await demo.server.app.inject({ method: "POST", url: `/api-key/device/${device.id}/device-key` })).body,
     ) as string;
-    await fetch(`${url()}/device/v2/${device.uuid}/state`, {
-      method: "PATCH",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ status: "Installing" }),
-    });
-    await expect
-      .poll(() => page.getByTestId("history").textContent(), { timeout: 5_000 })
-      .toContain("Installing");
+    const report = (body: object) =>
+      fetch(`${url()}/device/v2/${device.uuid}/state`, {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // The demo has kiosks-03 downloading: it finishes, then downloads again.
+    expect(device.status).toBe("Downloading");
+    expect((await report({ status: "Idle", download_progress: null })).status).toBe(200);
+    await expect.poll(() => rows.count(), { timeout: 5_000 }).toBe(before + 1);
+    expect(await newest()).toBe("Updating → Online");
+    await expectAccessible(page);
+    expect((await report({ status: "Downloading", download_progress: 7 })).status).toBe(200);
+    await expect.poll(() => rows.count(), { timeout: 5_000 }).toBe(before + 2);
+    expect(await newest()).toBe("Online → Updating");
+    // What a reload reads is what the page showed: the history is stored, not the page's own.
+    const shown = await rows.allTextContents();
+    await page.reload();
+    await expect.poll(() => rows.allTextContents()).toEqual(shown);
   });
 
   it("renders hostile names, tags and variables as text: nothing runs", async () => {
@@ -243,6 +259,10 @@ describe("the console in a browser", () => {
     await outsider.goto(`${url()}/console/#/fleets/${await fleetId("smart-lights")}`);
     await outsider.getByText(/^No fleet \d+ that you can see\.$/).waitFor();
     expect(await outsider.getByTestId("devices").count()).toBe(0);
+    const device = await demo.prisma().device.findFirstOrThrow({ where: { device_name: "kiosks-03" } });
+    await outsider.goto(`${url()}/console/#/devices/${device.id}`);
+    await outsider.getByText(`No device ${device.id} that you can see.`).waitFor();
+    expect(await outsider.getByTestId("history").count()).toBe(0);
     await outsider.close();
   });
 

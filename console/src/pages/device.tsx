@@ -1,12 +1,16 @@
 import { gql, useMutation, useQuery, useSubscription } from "@urql/preact";
-import { useEffect, useState } from "preact/hooks";
 import { ErrorNote, Loading } from "../parts/feedback.tsx";
 import { VariableTable } from "../parts/variables.tsx";
 import { href } from "../router.ts";
 import { formatTime, statusLabel } from "../status.ts";
 
+// How many of a device's stored status changes the page shows (the API keeps its newest 100).
+const HISTORY_SHOWN = 20;
+// The live part of the device, read by the page and again by its subscription on each change: the
+// stored history comes with it, so a change the device reports appears in the list as it is stored.
 const LIVE = `id overallStatus overallProgress status isOnline downloadProgress lastConnectivityEvent
-  isRunningRelease { id rawVersion commit }`;
+  isRunningRelease { id rawVersion commit }
+  deviceStatusChange(first: ${HISTORY_SHOWN}, orderBy: [{ id: DESC }]) { id oldStatus newStatus changedAt }`;
 const DEVICE = gql(`
   query ConsoleDevice($id: Int!) {
     device(id: $id) {
@@ -37,35 +41,52 @@ type Release = { id: number; rawVersion: string | null; commit: string };
 const releaseName = (r: Release | null | undefined) => (r ? (r.rawVersion ?? r.commit.slice(0, 7)) : "none");
 // biome-ignore lint/suspicious/noExplicitAny: the device's many fields are read by name below
 type Device = Record<string, any>;
-interface Change {
-  at: string;
-  status: string;
-  detail: string;
-}
 
-function useHistory(id: number): { changes: Change[]; live: Device | undefined } {
-  const [changes, setChanges] = useState<Change[]>([]);
+/** The device as its subscription last read it: every change of a watched field or of its status. */
+function useLive(id: number): Device | undefined {
   const [result] = useSubscription<{ deviceChanged: Device }>({
     query: CHANGED,
     variables: { where: { id: { eq: id } } },
   });
-  const row = result.data?.deviceChanged;
-  useEffect(() => {
-    if (!row) return;
-    const change = {
-      at: new Date().toLocaleTimeString(),
-      status: statusLabel(row.overallStatus),
-      detail: [
-        row.isOnline ? "online" : "offline",
-        row.status,
-        row.downloadProgress != null ? `${row.downloadProgress}%` : "",
-      ]
-        .filter(Boolean)
-        .join(", "),
-    };
-    setChanges((list) => [change, ...list].slice(0, 50));
-  }, [row]);
-  return { changes, live: row };
+  return result.data?.deviceChanged;
+}
+
+/** The device's stored status changes, newest first, ending with its registration. */
+function StatusHistory({ device }: { device: Device }) {
+  const changes: Device[] = device.deviceStatusChange ?? [];
+  return (
+    <table class="data compact" data-testid="history" aria-live="polite">
+      <caption>
+        Status changes, newest first{changes.length < HISTORY_SHOWN ? "" : ` (the newest ${HISTORY_SHOWN})`}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">When</th>
+          <th scope="col">From</th>
+          <th scope="col">To</th>
+        </tr>
+      </thead>
+      <tbody>
+        {changes.map((change) => (
+          <tr key={change.id} data-change={change.id}>
+            <td>
+              <time dateTime={change.changedAt}>{formatTime(change.changedAt)}</time>
+            </td>
+            <td>{statusLabel(change.oldStatus)}</td>
+            <td>{statusLabel(change.newStatus)}</td>
+          </tr>
+        ))}
+        {changes.length < HISTORY_SHOWN ? (
+          <tr>
+            <td>
+              <time dateTime={device.createdAt}>{formatTime(device.createdAt)}</time>
+            </td>
+            <td colSpan={2}>Registered</td>
+          </tr>
+        ) : null}
+      </tbody>
+    </table>
+  );
 }
 
 function Pinning({ device }: { device: Device }) {
@@ -103,7 +124,7 @@ function Pinning({ device }: { device: Device }) {
 
 export function DevicePage({ id }: { id: number }) {
   const [result] = useQuery<{ device: Device | null }>({ query: DEVICE, variables: { id } });
-  const { changes, live } = useHistory(id);
+  const live = useLive(id);
   const device = result.data?.device ? { ...result.data.device, ...(live ?? {}) } : undefined;
   const fleet = device?.belongsToApplication;
   return (
@@ -160,17 +181,10 @@ export function DevicePage({ id }: { id: number }) {
           <section aria-labelledby="history">
             <h2 id="history">Status history</h2>
             <p class="hint">
-              Status changes received live since this page opened (the API keeps no history of them). Last
+              Every change of the device's status, as the API stores it (its newest 100), updated live. Last
               update status: {device.updateStatus ?? "none"} at {formatTime(device.lastUpdateStatusEvent)}.
             </p>
-            {changes.length === 0 ? <p>No change since this page opened.</p> : null}
-            <ol class="history" aria-live="polite" data-testid="history">
-              {changes.map((change, index) => (
-                <li key={changes.length - index}>
-                  <time>{change.at}</time> {change.status} ({change.detail})
-                </li>
-              ))}
-            </ol>
+            <StatusHistory device={device} />
             {device.commandResult.length > 0 ? (
               <table class="data compact">
                 <caption>Recent commands</caption>
