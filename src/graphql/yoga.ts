@@ -30,9 +30,11 @@ import { answerBySql, type GraphQLAnswers } from "./answer.ts";
 import type { GraphQLContext, GraphQLCore, ServerContext } from "./context.ts";
 import { CredentialWatch } from "./credential-watch.ts";
 import { costLimit, fieldLimit, jitCompilesCheaply } from "./document-limits.ts";
+import { useDocumentLimits } from "./document-parse.ts";
 import { DocumentPlans } from "./document-plans.ts";
 import { maskError, requestIdsInErrors, sendRequestError } from "./errors.ts";
 import { graphiqlOptions, renderGraphiQL } from "./graphiql.ts";
+import { KEPT_DOCUMENTS, KeptDocuments, MAX_KEPT_CHARS, MAX_KEPT_QUERY } from "./kept-documents.ts";
 import { RowLoaders } from "./loaders.ts";
 import { type ResultMediaType, resultMediaType } from "./negotiation.ts";
 import { type OperationParams, operationParams, withParams } from "./operation-params.ts";
@@ -174,13 +176,6 @@ async function send(reply: FastifyReply, response: Response): Promise<FastifyRep
   return reply.code(response.status).send(await response.text());
 }
 
-// Distinct query texts whose parsed documents are kept (most clients send a handful), the longest
-// kept (an operation of 300 aliases is some 20 KB), and their characters in all, so the documents
-// held stay a few tens of MB whatever clients send.
-const VALID_DOCUMENTS = 1_000;
-const MAX_KEPT_QUERY = 128 * 1024;
-const MAX_KEPT_CHARS = 2 * 1024 * 1024;
-
 export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 
 /** The HTTP handler, and the graphql-ws protocol for `upgrade` requests to /graphql (ws.ts). */
@@ -234,6 +229,8 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     // limiter would only check it again.
     maxRequestBodySize: false,
     maskedErrors: { maskError: maskError(deps.logger) },
+    // Bounded by the documents' text (kept-documents.ts); yoga's validation cache follows them.
+    parserAndValidationCache: { documentCache: new KeptDocuments(), errorCache: new KeptDocuments() },
     context: async ({ req }) => {
       const context: GraphQLContext = {
         caller: await deps.callerOf(req),
@@ -251,7 +248,10 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       // variables of recursive input types (`where`), so those operations run on graphql-js, as do
       // subscriptions (runsOnJit).
       useGraphQlJit({}, { enableIf: (args) => runsOnJit(args) && jitCompilesCheaply(args.document) }),
-      // Before validation, planning and compiling: their time grows with the document (issue 45).
+      // Every request's document is parsed within GRAPHQL_MAX_FIELDS (document-parse.ts): one over
+      // it is refused while it is parsed; then, before validation, planning and compiling, whose
+      // time grows with the document, its fields are counted with each fragment's as spread (issue 45).
+      useDocumentLimits(config.GRAPHQL_MAX_FIELDS),
       fieldLimit(config.GRAPHQL_MAX_FIELDS),
       costLimit,
       maxDepthPlugin({ n: config.GRAPHQL_MAX_DEPTH, ignoreIntrospection: true, propagateOnRejection: true }),
@@ -281,7 +281,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
       return undefined;
     }
     if (query.length > MAX_KEPT_QUERY) return document;
-    while (validDocuments.size >= VALID_DOCUMENTS || keptChars + query.length > MAX_KEPT_CHARS) {
+    while (validDocuments.size >= KEPT_DOCUMENTS || keptChars + query.length > MAX_KEPT_CHARS) {
       const [oldest, dropped] = validDocuments.entries().next().value as [string, DocumentNode];
       validDocuments.delete(oldest);
       keptChars -= oldest.length;

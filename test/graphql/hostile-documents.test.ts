@@ -12,7 +12,8 @@ import { databaseKinds } from "../support/databases.ts";
 import { graphql } from "../support/graphql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
-// Issue 45, item 1: documents built to hold the event loop are refused by a count over the parsed
+// Issue 45, item 1: documents built to hold the event loop are refused while they parse (more
+// written fields than GRAPHQL_MAX_FIELDS: document-parse.ts) or by a count over the parsed
 // document, before validation, planning or compiling, at the default limits; an over-cost operation
 // is a request error (no `data`) answered as validation errors are. How long they hold the loop is
 // the bench's to measure (bench/hostile.ts, README "Hostile documents"); the one bound here is
@@ -74,7 +75,7 @@ describe.each(databaseKinds)("hostile GraphQL documents on %s", (kind) => {
       for (const reply of refusals(figures))
         expectRefused(
           reply,
-          /^This document selects 6000 fields, more than the limit of 2000 \(GRAPHQL_MAX_FIELDS\)/,
+          /^This document selects more than 2000 fields, the limit \(GRAPHQL_MAX_FIELDS\); it was refused at its field 2001/,
         );
       heldBriefly(figures);
     },
@@ -84,7 +85,7 @@ describe.each(databaseKinds)("hostile GraphQL documents on %s", (kind) => {
     const reply = await graphql(server, aliases(700, "devices { nope { id } }", 0), undefined, {
       authorization: "",
     });
-    expectRefused(reply, /selects 2100 fields.*GRAPHQL_MAX_FIELDS/);
+    expectRefused(reply, /selects more than 2000 fields.*GRAPHQL_MAX_FIELDS/);
   });
 
   it("a fragment's fields count wherever it is spread: a bomb of 7 KB is refused with its whole count", async () => {
