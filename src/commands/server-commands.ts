@@ -14,6 +14,15 @@ const serveEnvironment = `Environment (read once at start; the README's Configur
   LOG_LEVEL       fatal, error, warn, info, debug, trace or silent (default: info)`;
 
 export function addServerCommands(program: Command): void {
+  addServe(program);
+  addMigrate(program);
+  addSeed(program);
+  addUser(program);
+  addOrg(program);
+  addCatalogue(program);
+}
+
+function addServe(program: Command): void {
   documented(
     program
       .command("serve")
@@ -28,7 +37,9 @@ export function addServerCommands(program: Command): void {
     ],
     serveEnvironment,
   );
+}
 
+function addMigrate(program: Command): void {
   documented(
     program
       .command("migrate")
@@ -40,7 +51,9 @@ export function addServerCommands(program: Command): void {
     ],
     databaseEnvironment,
   );
+}
 
+function addSeed(program: Command): void {
   documented(
     program
       .command("seed")
@@ -52,7 +65,9 @@ export function addServerCommands(program: Command): void {
     ["npm run seed", "npx fleetgate seed --demo"],
     databaseEnvironment,
   );
+}
 
+function addUser(program: Command): void {
   const user = documented(program.command("user").description("manage users"), [
     "npx fleetgate user add carol --email carol@example.com --password 'a long password'",
   ]);
@@ -73,7 +88,9 @@ export function addServerCommands(program: Command): void {
     ],
     databaseEnvironment,
   );
+}
 
+function addOrg(program: Command): void {
   const org = documented(program.command("org").description("manage organizations"), [
     "npx fleetgate org add acme --name 'Acme Inc.' --owner carol",
   ]);
@@ -90,7 +107,9 @@ export function addServerCommands(program: Command): void {
     ["npx fleetgate org add acme", "npx fleetgate org add acme --name 'Acme Inc.' --owner carol"],
     databaseEnvironment,
   );
+}
 
+function addCatalogue(program: Command): void {
   const catalogue = documented(
     program.command("catalogue").description("import or export the device-type catalogue"),
     ["npx fleetgate catalogue export > catalogue.json", "npx fleetgate catalogue import catalogue.json"],

@@ -220,9 +220,53 @@ function unnamed(statement: Statement): pg.QueryConfig {
 export function openPostgres(options: PostgresOptions): Database {
   const { statementTimeoutMs, writeTimeoutMs, connectTimeoutMs } = { ...postgresDefaults, ...options };
   const sessions = options.preparedStatements ?? true;
-  const toQuery = sessions ? named : unnamed;
   const directUrl = options.directUrl ?? options.url;
-  const pool = new pg.Pool({
+  const pool = openPool(options, sessions, statementTimeoutMs, connectTimeoutMs);
+  // An idle connection that dies (server restart) must not crash the process; the pool drops it.
+  pool.on("error", () => options.onConnectionLost?.());
+  const pooled = connections(pool, options.poolSize, connectTimeoutMs);
+  const { single, inTransaction, sent } = executors(pooled, {
+    toQuery: sessions ? named : unnamed,
+    timed: !sessions,
+    statementTimeoutMs,
+    writeTimeoutMs,
+  });
+  // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
+  let prisma: PrismaClient | undefined;
+  const listener = openListener(directUrl, connectTimeoutMs);
+  return {
+    kind: "postgres",
+    directUrl,
+    get prisma() {
+      prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
+      return prisma;
+    },
+    ...single,
+    transaction: (work) => transaction(pooled, writeTimeoutMs, (client) => work(inTransaction(client))),
+    listen: (channel, onPayload, onMissed, onLost) => listener.listen(channel, onPayload, onMissed, onLost),
+    statementsByTarget: () => ({ primary: sent(), replica: 0 }),
+    streams: new ConnectionBudget(options.streamConnections ?? Math.max(1, Math.floor(options.poolSize / 4))),
+    async close() {
+      await listener.close();
+      await prisma?.$disconnect();
+      await pool.end();
+    },
+    poolStats: () => ({
+      max: options.poolSize,
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
+  };
+}
+
+function openPool(
+  options: PostgresOptions,
+  sessions: boolean,
+  statementTimeoutMs: number,
+  connectTimeoutMs: number,
+): pg.Pool {
+  return new pg.Pool({
     connectionString: options.url,
     max: options.poolSize,
     // Each connection keeps every statement it prepared; recycling bounds that memory
@@ -241,9 +285,20 @@ export function openPostgres(options: PostgresOptions): Database {
         // serves it; a read's time-out is kept by `run` instead.
         { onConnect: (client: pg.ClientBase) => client.query("SET TimeZone = 'UTC'") }),
   });
-  // An idle connection that dies (server restart) must not crash the process; the pool drops it.
-  pool.on("error", () => options.onConnectionLost?.());
-  const pooled = connections(pool, options.poolSize, connectTimeoutMs);
+}
+
+/** How statements are sent: named or not, and the time-out of each scope. */
+interface Sending {
+  readonly toQuery: (statement: Statement) => pg.QueryConfig;
+  /** No session holds a statement's own time-out: `run` keeps it. */
+  readonly timed: boolean;
+  readonly statementTimeoutMs: number;
+  readonly writeTimeoutMs: number;
+}
+
+/** The executor of statements of their own, and of the statements of one write transaction. */
+function executors(pooled: Connections, sending: Sending) {
+  const { toQuery, timed, statementTimeoutMs, writeTimeoutMs } = sending;
   // Statements sent, for /metrics: a replica's are counted as the replica's by ./replicas.ts.
   let sent = 0;
   const single: Executor = {
@@ -251,13 +306,13 @@ export function openPostgres(options: PostgresOptions): Database {
       countStatement();
       sent++;
       return withClient(pooled, (client) =>
-        run<Row>(client, toQuery(statement), "statement", statementTimeoutMs, !sessions),
+        run<Row>(client, toQuery(statement), "statement", statementTimeoutMs, timed),
       );
     },
     async script(sql: string) {
       countStatement();
       sent++;
-      await withClient(pooled, (client) => run(client, sql, "statement", statementTimeoutMs, !sessions));
+      await withClient(pooled, (client) => run(client, sql, "statement", statementTimeoutMs, timed));
     },
   };
   const inTransaction = (client: pg.PoolClient): Executor => ({
@@ -272,11 +327,34 @@ export function openPostgres(options: PostgresOptions): Database {
       await run(client, sql, "write", writeTimeoutMs);
     },
   });
-  // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
-  let prisma: PrismaClient | undefined;
-  // Connects on the first LISTEN: only a server with live subscriptions holds this connection. A
-  // direct one: LISTEN lasts as long as the session, which a pooler's connection is not.
-  const listener = new PgListener(
+  return { single, inTransaction, sent: () => sent };
+}
+
+function transaction<T>(
+  pooled: Connections,
+  writeTimeoutMs: number,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return withClient(pooled, async (client) => {
+    // One round trip: the transaction and its statements' time-out.
+    await client.query(`BEGIN; SET LOCAL statement_timeout = ${writeTimeoutMs}`);
+    try {
+      const result = await holdingConnection(currentUnit(), () => work(client));
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      // A connection that broke has nothing to roll back; withClient discards it, and one
+      // whose ROLLBACK fails (still in the transaction) too.
+      if (!isConnectionFailure(error)) await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+  });
+}
+
+// Connects on the first LISTEN: only a server with live subscriptions holds this connection. A
+// direct one: LISTEN lasts as long as the session, which a pooler's connection is not.
+function openListener(directUrl: string, connectTimeoutMs: number): PgListener {
+  return new PgListener(
     () =>
       new pg.Client({
         connectionString: directUrl,
@@ -286,42 +364,4 @@ export function openPostgres(options: PostgresOptions): Database {
         application_name: "fleetgate-listen",
       }),
   );
-  return {
-    kind: "postgres",
-    directUrl,
-    get prisma() {
-      prisma ??= new PrismaClient({ adapter: new PrismaPg(pool) });
-      return prisma;
-    },
-    ...single,
-    transaction: (work) =>
-      withClient(pooled, async (client) => {
-        // One round trip: the transaction and its statements' time-out.
-        await client.query(`BEGIN; SET LOCAL statement_timeout = ${writeTimeoutMs}`);
-        try {
-          const result = await holdingConnection(currentUnit(), () => work(inTransaction(client)));
-          await client.query("COMMIT");
-          return result;
-        } catch (error) {
-          // A connection that broke has nothing to roll back; withClient discards it, and one
-          // whose ROLLBACK fails (still in the transaction) too.
-          if (!isConnectionFailure(error)) await client.query("ROLLBACK").catch(() => {});
-          throw error;
-        }
-      }),
-    listen: (channel, onPayload, onMissed, onLost) => listener.listen(channel, onPayload, onMissed, onLost),
-    statementsByTarget: () => ({ primary: sent, replica: 0 }),
-    streams: new ConnectionBudget(options.streamConnections ?? Math.max(1, Math.floor(options.poolSize / 4))),
-    async close() {
-      await listener.close();
-      await prisma?.$disconnect();
-      await pool.end();
-    },
-    poolStats: () => ({
-      max: options.poolSize,
-      total: pool.totalCount,
-      idle: pool.idleCount,
-      waiting: pool.waitingCount,
-    }),
-  };
 }

@@ -96,11 +96,17 @@ function listen(server: Server, host: string, port: number): Promise<number> {
   });
 }
 
+/** A managed device's way to the cloud, once it is registered. */
+interface CloudLink {
+  readonly managed: ManagedOptions;
+  readonly client: CloudClient;
+  readonly credentials: CloudCredentials;
+}
+
 export async function startSupervisor(options: SupervisorOptions): Promise<RunningSupervisor> {
   const version = parseVersion(options.supervisorVersion) as Version;
   const controller = new AbortController();
   const { signal } = controller;
-  const { managed } = options;
   // Everything the supervisor logs also goes to its (simulated) journal, as on a device.
   let running: Device | undefined;
   const journal = new Journal(() => (running?.hostConfig() ?? persisted.hostConfig).network.hostname);
@@ -110,14 +116,8 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   };
   let persisted = identity(options, loadPersisted(options.dataDir));
   savePersisted(options.dataDir, persisted);
-
-  const client = managed && new CloudClient(managed.api);
-  let cloud: CloudCredentials | undefined;
-  if (managed && client) {
-    cloud = await provision(client, persisted.uuid, persisted.cloud, { ...managed, signal, log });
-    persisted = { ...persisted, cloud };
-    savePersisted(options.dataDir, persisted);
-  }
+  const link = options.managed && (await register(options.managed, options.dataDir, persisted, signal, log));
+  if (link) persisted = link.persisted;
 
   // The application reaches the supervisor on the loopback when it listens everywhere.
   const advertisedHost = ["0.0.0.0", "::"].includes(options.host) ? "127.0.0.1" : options.host;
@@ -125,7 +125,7 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   const device = new Device({
     dataDir: options.dataDir,
     persisted,
-    appId: managed ? managed.fleet : options.appId,
+    appId: link ? link.managed.fleet : options.appId,
     services: options.services,
     timings: options.timings,
     signal,
@@ -134,69 +134,23 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
     log,
     onShutdown: options.onShutdown ?? (() => void close()),
   });
-
   running = device;
-  let appUuid: string | undefined;
-  const source: TargetSource =
-    client && cloud
-      ? async () => {
-          const target = await client.fetchTarget(device.uuid, (cloud as CloudCredentials).deviceKey);
-          // The first target to name the fleet lets a v3 report name the running commit: report again.
-          if (target.appUuid !== undefined && target.appUuid !== appUuid) {
-            appUuid = target.appUuid;
-            reporter?.changed();
-          }
-          return target.commit;
-        }
-      : localTarget(options.dataDir);
+
+  const target = link && cloudTarget(link, device, () => reporter?.changed());
+  const source = target ? target.source : localTarget(options.dataDir);
   const poller = new TargetPoller({ source, device, intervalMs: options.pollIntervalMs, signal, log });
   const reporter =
-    client && cloud && managed
-      ? new StateReporter({
-          client,
-          device,
-          deviceKey: cloud.deviceKey,
-          supervisorAddress: advertisedHost,
-          dataDir: options.dataDir,
-          heartbeatMs: managed.heartbeatMs,
-          stateApi: managed.stateApi ?? "v3",
-          appUuid: () => appUuid,
-          signal,
-          log,
-        })
-      : undefined;
-
-  const credentials = cloud;
+    link && target && stateReporter(link, { device, advertisedHost, appUuid: target.appUuid, signal, log });
   const deps: ApiDeps = {
     device,
     checkForUpdate: (force) => poller.poll(force),
     healthy: () => poller.healthy() && (reporter?.healthy() ?? true),
     version,
     journal,
-    deviceType: managed?.deviceType ?? DEFAULT_DEVICE_TYPE,
-    ...(client &&
-      credentials &&
-      reporter && {
-        cloud: {
-          tags: () => client.fetchDeviceTags(credentials.deviceId, credentials.deviceKey),
-          connected: () => reporter.healthy(),
-        },
-      }),
+    deviceType: options.managed?.deviceType ?? DEFAULT_DEVICE_TYPE,
+    ...(link && reporter && { cloud: cloudApi(link, reporter) }),
   };
-  const server = createApiServer({
-    routes: [
-      ...deviceRoutes(deps),
-      ...appRoutes(deps),
-      ...hostConfigRoutes(deps),
-      ...v2AppRoutes(deps),
-      ...v2DeviceRoutes(deps),
-    ],
-    version,
-    apiKey: () => device.apiKey,
-    log,
-    onAnswer: (line) => journal.record(line),
-    ...(options.faults ? { faults: options.faults } : {}),
-  });
+  const server = apiServer(deps, log, options.faults);
   device.port = await listen(server, options.host, options.port);
   // The application's environment names the port, known only now.
   device.writeAppEnv();
@@ -205,14 +159,100 @@ export async function startSupervisor(options: SupervisorOptions): Promise<Runni
   // v3 report files the running release under. A failed first poll does not hold reports back.
   void poller.settled().then(() => reporter?.start());
 
+  close = closer(controller, server);
+  return { uuid: device.uuid, port: device.port, device, close: () => close() };
+}
+
+/** Registers the device (or finds it registered) and keeps its credentials with its identity. */
+async function register(
+  managed: ManagedOptions,
+  dataDir: string,
+  persisted: Persisted,
+  signal: AbortSignal,
+  log: (message: string) => void,
+): Promise<CloudLink & { readonly persisted: Persisted }> {
+  const client = new CloudClient(managed.api);
+  const credentials = await provision(client, persisted.uuid, persisted.cloud, { ...managed, signal, log });
+  const saved = { ...persisted, cloud: credentials };
+  savePersisted(dataDir, saved);
+  return { managed, client, credentials, persisted: saved };
+}
+
+/** The cloud's target for the device, and the fleet (its uuid) that the latest target named. */
+function cloudTarget(link: CloudLink, device: Device, onFleetNamed: () => void) {
+  let appUuid: string | undefined;
+  const source: TargetSource = async () => {
+    const target = await link.client.fetchTarget(device.uuid, link.credentials.deviceKey);
+    // The first target to name the fleet lets a v3 report name the running commit: report again.
+    if (target.appUuid !== undefined && target.appUuid !== appUuid) {
+      appUuid = target.appUuid;
+      onFleetNamed();
+    }
+    return target.commit;
+  };
+  return { source, appUuid: () => appUuid };
+}
+
+function stateReporter(
+  link: CloudLink,
+  parts: {
+    readonly device: Device;
+    readonly advertisedHost: string;
+    readonly appUuid: () => string | undefined;
+    readonly signal: AbortSignal;
+    readonly log: (message: string) => void;
+  },
+): StateReporter {
+  const { device, advertisedHost, appUuid, signal, log } = parts;
+  return new StateReporter({
+    client: link.client,
+    device,
+    deviceKey: link.credentials.deviceKey,
+    supervisorAddress: advertisedHost,
+    dataDir: device.dataDir,
+    heartbeatMs: link.managed.heartbeatMs,
+    stateApi: link.managed.stateApi ?? "v3",
+    appUuid,
+    signal,
+    log,
+  });
+}
+
+/** What the device API asks of the cloud: the device's tags, and whether reports get through. */
+function cloudApi(link: CloudLink, reporter: StateReporter): NonNullable<ApiDeps["cloud"]> {
+  const { client, credentials } = link;
+  return {
+    tags: () => client.fetchDeviceTags(credentials.deviceId, credentials.deviceKey),
+    connected: () => reporter.healthy(),
+  };
+}
+
+function apiServer(deps: ApiDeps, log: (message: string) => void, faults: Faults | undefined): Server {
+  return createApiServer({
+    routes: [
+      ...deviceRoutes(deps),
+      ...appRoutes(deps),
+      ...hostConfigRoutes(deps),
+      ...v2AppRoutes(deps),
+      ...v2DeviceRoutes(deps),
+    ],
+    version: deps.version,
+    apiKey: () => deps.device.apiKey,
+    log,
+    onAnswer: (line) => deps.journal.record(line),
+    ...(faults ? { faults } : {}),
+  });
+}
+
+/** Stops every part (once) and closes the API; resolves when the server has closed. */
+function closer(controller: AbortController, server: Server): () => Promise<void> {
   const closed = new Promise<void>((resolve) => server.once("close", resolve));
-  close = async () => {
-    if (!signal.aborted) {
+  return async () => {
+    if (!controller.signal.aborted) {
       controller.abort();
       server.close();
       server.closeAllConnections();
     }
     await closed;
   };
-  return { uuid: device.uuid, port: device.port, device, close: () => close() };
 }

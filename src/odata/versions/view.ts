@@ -46,125 +46,198 @@ export function currentView(version: string, model: Model): VersionView {
 const invert = (record: Readonly<Record<string, string>> | undefined) =>
   new Map(Object.entries(record ?? {}).map(([older, newer]) => [newer, older]));
 
+/** What the step of every resource shares: the view it starts from and the names of this version. */
+interface StepContext {
+  readonly next: VersionView;
+  readonly step: VersionStep;
+  readonly missingResources: ReadonlySet<string>;
+  /** A resource's name in this version, from its name in the next. */
+  readonly nameOf: (nextName: string) => string;
+  /** The fields v6 computes for the versions up to this one, added to as resources are stepped. */
+  readonly versionFields: Map<string, Map<string, VersionField>>;
+}
+
+/** One resource being stepped: what it is in the next version, and what it becomes in this one. */
+interface ResourceDraft {
+  readonly from: Resource;
+  readonly nextMapping: ResourceMapping;
+  readonly missing: ReadonlySet<string>;
+  /** A field's or navigation's name in this version, from its name in the next. */
+  readonly local: (nextName: string) => string;
+  /** The v6 path of a name of the next version. */
+  readonly pathOf: (nextName: string) => readonly string[];
+  readonly fields: Map<string, Field>;
+  readonly navigations: Map<string, Navigation>;
+  readonly paths: Map<string, readonly string[]>;
+  readonly references: Map<string, Reference>;
+}
+
 /** Builds the view of `step.version` from the view of the version it translates to. */
 export function stepView(next: VersionView, step: VersionStep): VersionView {
   const resourceName = invert(step.renamedResources);
-  const missingResources = new Set(step.missingResources ?? []);
-  const nameOf = (nextName: string) => resourceName.get(nextName) ?? nextName;
+  const context: StepContext = {
+    next,
+    step,
+    missingResources: new Set(step.missingResources ?? []),
+    nameOf: (nextName) => resourceName.get(nextName) ?? nextName,
+    versionFields: new Map([...next.versionFields].map(([name, fields]) => [name, new Map(fields)])),
+  };
   const resources = new Map<string, Resource>();
   const mappings = new Map<string, ResourceMapping>();
-  const versionFields = new Map([...next.versionFields].map(([name, fields]) => [name, new Map(fields)]));
-
   for (const nextResource of next.model.resources.values()) {
-    if (missingResources.has(nextResource.name)) continue;
-    const nextMapping = next.mappings.get(nextResource.name);
-    if (!nextMapping) throw new Error(`versions: no mapping of ${nextResource.name}`);
-    const renamed = invert(step.renamed?.[nextResource.name]);
-    const missing = new Set(step.missing?.[nextResource.name] ?? []);
-    const local = (nextName: string) => renamed.get(nextName) ?? nextName;
-    const paths = new Map<string, readonly string[]>();
-    const references = new Map<string, Reference>();
-    const pathOf = (nextName: string) => nextMapping.paths.get(nextName) ?? [nextName];
-
-    const fields = new Map<string, Field>();
-    for (const field of nextResource.fields.values()) {
-      if (missing.has(field.name)) continue;
-      const name = local(field.name);
-      const link = field.link && !missingResources.has(field.link) ? nameOf(field.link) : undefined;
-      const { link: _link, ...rest } = field;
-      fields.set(name, { ...rest, name, ...(link ? { link } : {}) });
-      paths.set(name, pathOf(field.name));
-      const reference = nextMapping.references.get(field.name);
-      if (reference) references.set(name, reference);
-    }
-    for (const [name, through] of Object.entries(step.derived?.[nextResource.name] ?? {})) {
-      const [first, ...rest] = through;
-      const navigation = first === undefined ? undefined : nextResource.navigations.get(first);
-      const target = navigation ? next.model.resources.get(navigation.target) : undefined;
-      const last = rest[rest.length - 1];
-      const end = last === undefined ? undefined : target?.fields.get(last);
-      if (!navigation || !target || !end || rest.length !== 1)
-        throw new Error(`versions: bad derived field ${name}`);
-      fields.set(name, { ...end, name, nullable: true, computed: true, selectedByDefault: true });
-      const [link] = pathOf(navigation.name);
-      const [key, ...deeper] = next.mappings.get(target.name)?.paths.get(end.name) ?? [end.name];
-      const v6Target = next.mappings.get(target.name)?.v6;
-      if (!link || !key || deeper.length > 0 || !v6Target)
-        throw new Error(`versions: derived field ${name} must read one field of a link`);
-      paths.set(name, [link, key]);
-      references.set(name, { link, resource: v6Target, key });
-    }
-    const navigations = new Map<string, Navigation>();
-    for (const navigation of nextResource.navigations.values()) {
-      if (missing.has(navigation.name) || missingResources.has(navigation.target)) continue;
-      const name = local(navigation.name);
-      navigations.set(name, { ...navigation, name, target: nameOf(navigation.target) });
-      paths.set(name, pathOf(navigation.name));
-    }
-    // Fields v6 computes for this version: declared once per v6 resource, named `@<name>` in v6.
-    const declare = (name: string, field: VersionField) => {
-      const own = versionFields.get(nextMapping.v6) ?? new Map<string, VersionField>();
-      versionFields.set(nextMapping.v6, own.set(`@${name}`, field));
-      paths.set(name, [`@${name}`]);
-    };
-    for (const [name, link] of Object.entries(step.links?.[nextResource.name] ?? {})) {
-      const target = link.target === undefined ? undefined : linkTarget(next, link.target);
-      declare(name, {
-        kind: "link",
-        firstOf: link.firstOf.map((path) => v6PathOf(next, nextResource, path)),
-        ...(target ? { target: target.v6 } : {}),
-      });
-      fields.set(name, linkField(name, target && nameOf(target.name)));
-      if (target) navigations.set(name, linkNavigation(name, nameOf(target.name)));
-    }
-    for (const [name, hiddenName] of Object.entries(step.hidden?.[nextResource.name] ?? {})) {
-      const hidden = nextResource.hiddenFields.get(hiddenName);
-      if (!hidden) throw new Error(`versions: ${nextResource.name} has no hidden field ${hiddenName}`);
-      declare(name, { kind: "hidden", field: hiddenName });
-      const { link: _link, ...rest } = hidden;
-      fields.set(name, {
-        ...rest,
-        name,
-        computed: true,
-        selectedByDefault: fields.get(name)?.selectedByDefault ?? !hidden.computed,
-      });
-    }
-    for (const [field, renames] of Object.entries(step.values?.[nextResource.name] ?? {})) {
-      const path = pathOf(field);
-      if (path.some((name) => name.startsWith("@")))
-        throw new Error(`versions: the values of ${field} are renamed twice`);
-      declare(local(field), { kind: "values", path, values: Object.fromEntries(invert(renames)) });
-    }
-    const toLocal = (names: readonly string[]) => names.filter((name) => !missing.has(name)).map(local);
-    const writability = nextResource.writability;
-    const name = nameOf(nextResource.name);
-    resources.set(name, {
-      ...nextResource,
-      name,
-      fields,
-      navigations,
-      keys: nextResource.keys.filter((key) => key.every((field) => !missing.has(field))).map(toLocal),
-      writability: {
-        ...writability,
-        create: [
-          ...toLocal(writability.create),
-          ...derivedWritable(next, step, nextResource, writability.create),
-        ],
-        update: [
-          ...toLocal(writability.update),
-          ...derivedWritable(next, step, nextResource, writability.update),
-        ],
-        required: toLocal(writability.required),
-      },
-    });
-    mappings.set(name, { v6: nextMapping.v6, paths, references });
+    if (context.missingResources.has(nextResource.name)) continue;
+    const draft = stepResource(context, nextResource);
+    const name = context.nameOf(nextResource.name);
+    resources.set(name, steppedResource(context, draft, name));
+    mappings.set(name, { v6: draft.nextMapping.v6, paths: draft.paths, references: draft.references });
   }
   return {
     version: step.version,
     model: { resources },
     mappings,
-    versionFields,
+    versionFields: context.versionFields,
     writeReply: step.writeReply ?? next.writeReply,
+  };
+}
+
+/** A resource's fields, navigations and paths in this version, in the order $metadata lists them. */
+function stepResource(context: StepContext, from: Resource): ResourceDraft {
+  const { next, step } = context;
+  const nextMapping = next.mappings.get(from.name);
+  if (!nextMapping) throw new Error(`versions: no mapping of ${from.name}`);
+  const renamed = invert(step.renamed?.[from.name]);
+  const draft: ResourceDraft = {
+    from,
+    nextMapping,
+    missing: new Set(step.missing?.[from.name] ?? []),
+    local: (nextName) => renamed.get(nextName) ?? nextName,
+    pathOf: (nextName) => nextMapping.paths.get(nextName) ?? [nextName],
+    fields: new Map(),
+    navigations: new Map(),
+    paths: new Map(),
+    references: new Map(),
+  };
+  stepFields(context, draft);
+  addDerived(context, draft);
+  stepNavigations(context, draft);
+  addLinks(context, draft);
+  addHidden(context, draft);
+  addValues(context, draft);
+  return draft;
+}
+
+function stepFields({ missingResources, nameOf }: StepContext, draft: ResourceDraft): void {
+  for (const field of draft.from.fields.values()) {
+    if (draft.missing.has(field.name)) continue;
+    const name = draft.local(field.name);
+    const link = field.link && !missingResources.has(field.link) ? nameOf(field.link) : undefined;
+    const { link: _link, ...rest } = field;
+    draft.fields.set(name, { ...rest, name, ...(link ? { link } : {}) });
+    draft.paths.set(name, draft.pathOf(field.name));
+    const reference = draft.nextMapping.references.get(field.name);
+    if (reference) draft.references.set(name, reference);
+  }
+}
+
+/** Fields only this version has, each read through one to-one navigation of the next. */
+function addDerived({ next, step }: StepContext, draft: ResourceDraft): void {
+  const { from } = draft;
+  for (const [name, through] of Object.entries(step.derived?.[from.name] ?? {})) {
+    const [first, ...rest] = through;
+    const navigation = first === undefined ? undefined : from.navigations.get(first);
+    const target = navigation ? next.model.resources.get(navigation.target) : undefined;
+    const last = rest[rest.length - 1];
+    const end = last === undefined ? undefined : target?.fields.get(last);
+    if (!navigation || !target || !end || rest.length !== 1)
+      throw new Error(`versions: bad derived field ${name}`);
+    draft.fields.set(name, { ...end, name, nullable: true, computed: true, selectedByDefault: true });
+    const [link] = draft.pathOf(navigation.name);
+    const [key, ...deeper] = next.mappings.get(target.name)?.paths.get(end.name) ?? [end.name];
+    const v6Target = next.mappings.get(target.name)?.v6;
+    if (!link || !key || deeper.length > 0 || !v6Target)
+      throw new Error(`versions: derived field ${name} must read one field of a link`);
+    draft.paths.set(name, [link, key]);
+    draft.references.set(name, { link, resource: v6Target, key });
+  }
+}
+
+function stepNavigations({ missingResources, nameOf }: StepContext, draft: ResourceDraft): void {
+  for (const navigation of draft.from.navigations.values()) {
+    if (draft.missing.has(navigation.name) || missingResources.has(navigation.target)) continue;
+    const name = draft.local(navigation.name);
+    draft.navigations.set(name, { ...navigation, name, target: nameOf(navigation.target) });
+    draft.paths.set(name, draft.pathOf(navigation.name));
+  }
+}
+
+// Fields v6 computes for this version: declared once per v6 resource, named `@<name>` in v6.
+function declare(context: StepContext, draft: ResourceDraft, name: string, field: VersionField): void {
+  const v6 = draft.nextMapping.v6;
+  const own = context.versionFields.get(v6) ?? new Map<string, VersionField>();
+  context.versionFields.set(v6, own.set(`@${name}`, field));
+  draft.paths.set(name, [`@${name}`]);
+}
+
+function addLinks(context: StepContext, draft: ResourceDraft): void {
+  const { next, step, nameOf } = context;
+  for (const [name, link] of Object.entries(step.links?.[draft.from.name] ?? {})) {
+    const target = link.target === undefined ? undefined : linkTarget(next, link.target);
+    declare(context, draft, name, {
+      kind: "link",
+      firstOf: link.firstOf.map((path) => v6PathOf(next, draft.from, path)),
+      ...(target ? { target: target.v6 } : {}),
+    });
+    draft.fields.set(name, linkField(name, target && nameOf(target.name)));
+    if (target) draft.navigations.set(name, linkNavigation(name, nameOf(target.name)));
+  }
+}
+
+function addHidden(context: StepContext, draft: ResourceDraft): void {
+  const { from, fields } = draft;
+  for (const [name, hiddenName] of Object.entries(context.step.hidden?.[from.name] ?? {})) {
+    const hidden = from.hiddenFields.get(hiddenName);
+    if (!hidden) throw new Error(`versions: ${from.name} has no hidden field ${hiddenName}`);
+    declare(context, draft, name, { kind: "hidden", field: hiddenName });
+    const { link: _link, ...rest } = hidden;
+    fields.set(name, {
+      ...rest,
+      name,
+      computed: true,
+      selectedByDefault: fields.get(name)?.selectedByDefault ?? !hidden.computed,
+    });
+  }
+}
+
+function addValues(context: StepContext, draft: ResourceDraft): void {
+  for (const [field, renames] of Object.entries(context.step.values?.[draft.from.name] ?? {})) {
+    const path = draft.pathOf(field);
+    if (path.some((name) => name.startsWith("@")))
+      throw new Error(`versions: the values of ${field} are renamed twice`);
+    declare(context, draft, draft.local(field), {
+      kind: "values",
+      path,
+      values: Object.fromEntries(invert(renames)),
+    });
+  }
+}
+
+/** The resource as this version names it: its keys and writable fields in this version's names. */
+function steppedResource({ next, step }: StepContext, draft: ResourceDraft, name: string): Resource {
+  const { from, missing, fields, navigations } = draft;
+  const toLocal = (names: readonly string[]) => names.filter((each) => !missing.has(each)).map(draft.local);
+  const writability = from.writability;
+  return {
+    ...from,
+    name,
+    fields,
+    navigations,
+    keys: from.keys.filter((key) => key.every((field) => !missing.has(field))).map(toLocal),
+    writability: {
+      ...writability,
+      create: [...toLocal(writability.create), ...derivedWritable(next, step, from, writability.create)],
+      update: [...toLocal(writability.update), ...derivedWritable(next, step, from, writability.update)],
+      required: toLocal(writability.required),
+    },
   };
 }
 
