@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { section, shellBlocks } from "./readme.ts";
-import { compare, differs, parseShown } from "./shown.ts";
+import { compare, differs, parseShown } from "../support/readme-shown.ts";
 
 // The reading of the README's examples that readme-examples.test.ts relies on: a mismatch is found,
 // and `…` stands only for what it stands for.
