@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 import { type RunningServer, startServer } from "../support/processes.ts";
-import { type Block, type Command, section, shellBlocks } from "./readme.ts";
+import { type Block, type Command, section, shellBlocks } from "../support/readme-blocks.ts";
 import { compare, type Outcome } from "../support/readme-shown.ts";
 
 // Issue 47: the README runs. Every shell example of its Quick start, OData, GraphQL and proxy

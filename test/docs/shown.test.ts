@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { section, shellBlocks } from "./readme.ts";
+import { section, shellBlocks } from "../support/readme-blocks.ts";
 import { compare, differs, parseShown } from "../support/readme-shown.ts";
 
 // The reading of the README's examples that readme-examples.test.ts relies on: a mismatch is found,
