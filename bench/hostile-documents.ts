@@ -126,6 +126,21 @@ export const attacks = {
   /** One field selected some 4,000 times: more columns than PostgreSQL takes, unless collapsed. */
   odataRepeatedSelect: (round) =>
     odata(`/v6/device?$top=${round + 1}&$select=${upTo(12_000, ",", () => "id")}`),
+  /**
+   * A `$batch` of as many parts as it takes by default (ODATA_BATCH_MAX_PARTS, 100), each a read
+   * with a `$filter` of some 200 `or`ed comparisons: what one request can ask of the parser and the
+   * planner through the batch.
+   */
+  odataBatchParts: (round) => ({
+    path: "/odata/$batch",
+    body: JSON.stringify({
+      requests: Array.from({ length: 100 }, (_, part) => ({
+        id: String(part),
+        method: "GET",
+        url: `device?$top=${round + 1}&$select=id&$filter=${upTo(4_000, " or ", (i) => `id eq ${-(part * 1_000 + i + 1)}`)}`,
+      })),
+    }),
+  }),
 } satisfies Record<string, Attack>;
 
 export type AttackName = keyof typeof attacks;

@@ -108,7 +108,13 @@ try {
   await page.getByRole("link", { name: "smart-lights", exact: true }).click();
   await page.getByTestId("devices").waitFor();
   await shoot(page, "fleet");
-  await page.getByRole("link", { name: "smart-lights-03" }).click();
+  // A simulated device: it has reported, so its page shows a stored history of status changes.
+  const devices = (await api(
+    url,
+    `/v6/device?$select=id&$filter=belongs_to__application%20eq%20${fleet.id}&$orderby=id%20asc&$top=1`,
+    admin,
+  )) as { d: { id: number }[] };
+  await page.goto(`${url}/console/#/devices/${devices.d[0]?.id}`);
   await page.getByTestId("device-state").waitFor();
   await shoot(page, "device");
   await page.goto(`${url}/console/#/commands/${fleet.id}`);
