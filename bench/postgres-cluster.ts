@@ -23,9 +23,10 @@ export function clusterTools(): boolean {
   return ["initdb", "pg_ctl", "pg_basebackup"].every((tool) => existsSync(join(POSTGRES_BIN, tool)));
 }
 
-const asRoot = userInfo().uid === 0;
+export const asRoot = userInfo().uid === 0;
 
-async function pgTool(tool: string, args: string[], timeout = 600_000): Promise<void> {
+/** Runs one of PostgreSQL's programs, as `postgres` when we are root. */
+export async function pgTool(tool: string, args: string[], timeout = 600_000): Promise<void> {
   const program = join(POSTGRES_BIN, tool);
   const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", program, ...args]] : [program, args];
   try {
@@ -36,7 +37,7 @@ async function pgTool(tool: string, args: string[], timeout = 600_000): Promise<
   }
 }
 
-function postgresUser(): { uid: number; gid: number } {
+export function postgresUser(): { uid: number; gid: number } {
   const line = readFileSync("/etc/passwd", "utf8")
     .split("\n")
     .find((entry) => entry.startsWith("postgres:"));

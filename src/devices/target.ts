@@ -73,12 +73,8 @@ const inReadableFleet: Expr = {
   right: { kind: "null" },
 };
 
-/**
- * What is a device's own in its target, read as `targetQuery` reads it but for the pin and fleet,
- * which it names by id alone: text that `targetQuery`'s starts with (target-parts.ts).
- */
-export function deviceTargetQuery(deviceId: number): ODataQuery {
-  const id: QueryOptions = { select: ["id"] };
+/** A device's target read, its pin and fleet read with `release` and `fleet`. */
+function deviceRead(deviceId: number, release: QueryOptions, fleet: QueryOptions): ODataQuery {
   return {
     resource: "device",
     key: { kind: "id", value: { kind: "number", value: deviceId } },
@@ -89,30 +85,26 @@ export function deviceTargetQuery(deviceId: number): ODataQuery {
       expand: [
         variables("device_config_variable"),
         variables("device_environment_variable"),
-        { name: "should_be_running__release", count: false, options: id },
-        { name: "belongs_to__application", count: false, options: id },
+        { name: "should_be_running__release", count: false, options: release },
+        { name: "belongs_to__application", count: false, options: fleet },
       ],
     },
   };
 }
 
+const idOnly: QueryOptions = { select: ["id"] };
+
+/**
+ * What is a device's own in its target, read as `targetQuery` reads it but for the pin and fleet,
+ * which it names by id alone: text that `targetQuery`'s starts with (target-parts.ts).
+ */
+export function deviceTargetQuery(deviceId: number): ODataQuery {
+  return deviceRead(deviceId, idOnly, idOnly);
+}
+
 /** Every input of a device's target: a change to any of them changes the read's text. */
 export function targetQuery(deviceId: number): ODataQuery {
-  return {
-    resource: "device",
-    key: { kind: "id", value: { kind: "number", value: deviceId } },
-    count: false,
-    options: {
-      filter: inReadableFleet,
-      select: ["id", "uuid", "device_name"],
-      expand: [
-        variables("device_config_variable"),
-        variables("device_environment_variable"),
-        { name: "should_be_running__release", count: false, options: releaseOptions },
-        { name: "belongs_to__application", count: false, options: fleetOptions },
-      ],
-    },
-  };
+  return deviceRead(deviceId, releaseOptions, fleetOptions);
 }
 
 // The ids of a device no database holds (int4, negative), and a row key no table holds: a device

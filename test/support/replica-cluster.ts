@@ -1,23 +1,16 @@
-import { execFile } from "node:child_process";
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir, userInfo } from "node:os";
+import { appendFileSync, chmodSync, chownSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
+import { asRoot, clusterTools, pgTool, postgresUser } from "../../bench/postgres-cluster.ts";
+import { freePort } from "../../bench/processes.ts";
+
+export { clusterTools };
 
 // A real PostgreSQL primary and a real streaming replica, for test/db/replicas.test.ts: initdb,
 // pg_basebackup and a second postmaster, from the PostgreSQL 15 installed on the machine, each on a
 // spare port, their data under a temporary directory. PostgreSQL refuses to run as root: as root,
-// every command runs as the `postgres` user (runuser), and the directory is theirs.
-
-const run = promisify(execFile);
-
-/** Where Debian's postgresql-15 puts the server's programs. */
-export const POSTGRES_BIN = "/usr/lib/postgresql/15/bin";
-
-export function clusterTools(): boolean {
-  return ["initdb", "pg_ctl", "pg_basebackup"].every((tool) => existsSync(join(POSTGRES_BIN, tool)));
-}
+// every command runs as the `postgres` user (runuser), and the directory is theirs. The programs
+// are run as the device bench runs its own cluster (bench/postgres-cluster.ts).
 
 export interface ReplicaCluster {
   /** A URL of `database` on the primary. */
@@ -29,28 +22,6 @@ export interface ReplicaCluster {
   startReplica(): Promise<void>;
   /** Stops both postmasters and removes their data, whatever state they are in. */
   remove(): Promise<void>;
-}
-
-async function sparePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-const asRoot = userInfo().uid === 0;
-
-/** Runs one of PostgreSQL's programs, as `postgres` when we are root. */
-async function pgTool(tool: string, args: string[]): Promise<void> {
-  const program = join(POSTGRES_BIN, tool);
-  const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", program, ...args]] : [program, args];
-  try {
-    await run(file, argv, { timeout: 120_000 });
-  } catch (error) {
-    const { stderr, stdout } = error as { stderr?: string; stdout?: string };
-    throw new Error(`${tool} ${args.join(" ")} failed: ${stderr || stdout || (error as Error).message}`);
-  }
 }
 
 // Fast and small: a test cluster keeps nothing through a crash, and the machine is shared.
@@ -77,7 +48,7 @@ export async function startReplicaCluster(): Promise<ReplicaCluster> {
     chownSync(dir, uid, gid);
   }
   chmodSync(dir, 0o700);
-  const [primaryPort, replicaPort] = [await sparePort(), await sparePort()];
+  const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const ctl = (data: string, ...args: string[]) =>
     pgTool("pg_ctl", ["-D", data, "-l", `${data}.log`, "-w", "-t", "120", ...args]);
   let started: string[] = [];
@@ -110,14 +81,4 @@ export async function startReplicaCluster(): Promise<ReplicaCluster> {
     throw error;
   }
   return cluster;
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  const line = readFileSync("/etc/passwd", "utf8")
-    .split("\n")
-    .find((entry) => entry.startsWith("postgres:"));
-  const [, , uid, gid] = line?.split(":") ?? [];
-  if (uid === undefined || gid === undefined)
-    throw new Error("no postgres user to run PostgreSQL as (it refuses root)");
-  return { uid: Number(uid), gid: Number(gid) };
 }
