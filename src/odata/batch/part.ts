@@ -1,3 +1,4 @@
+import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import { clientErrorOf } from "../../core/client-errors.ts";
 import { type CostBudget, defaultReadLimits } from "../../core/limits.ts";
 import { BadRequest, Unauthorized } from "../../errors.ts";
@@ -54,6 +55,10 @@ export async function runPart(part: BatchPart, context: PartContext): Promise<Pa
 
 /** Runs one part, throwing its error: a change set rolls back on it. */
 export async function answerPart(part: BatchPart, context: PartContext): Promise<PartAnswer> {
+  // The embedded database runs each statement on this thread, and its promises settle without
+  // leaving the event loop's microtasks: without a turn of the loop between parts, a batch of 100
+  // reads held it as one block (1.75 s under load, test/odata/hostile-urls.test.ts).
+  await setImmediatePromise();
   const method = part.method.toUpperCase();
   if (!methods.has(method)) throw new BadRequest(`A part's method must be one of ${[...methods].join(", ")}`);
   const url = partUrl(part.url);
