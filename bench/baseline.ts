@@ -12,9 +12,35 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Numb
 pool.on("error", () => {});
 
 const FIELDS = `d.id, d.uuid, d.device_name, d.is_online`;
-const GQL_FIELDS = `'id', d.id, 'uuid', d.uuid, 'deviceName', d.device_name, 'isOnline', d.is_online`;
 // Ties on device_name are broken by id, as fleetgate orders every page.
 const PAGE = `ORDER BY d.device_name, d.id LIMIT 50`;
+
+/**
+ * The GraphQL statements, written for a document with or without a `__typename` at the end of each
+ * selection set below the root (Apollo Client's cache adds them to every document it sends).
+ */
+function graphqlStatements(typed: boolean) {
+  const typename = (name: string) => (typed ? `, '__typename', '${name}'` : "");
+  const device = `'id', d.id, 'uuid', d.uuid, 'deviceName', d.device_name, 'isOnline', d.is_online${typename("Device")}`;
+  return {
+    w4a: `SELECT json_build_object(${device})::text AS body FROM device d WHERE d.uuid = $1`,
+    w4b: `SELECT coalesce(json_agg(t.o), '[]')::text AS body FROM (
+          SELECT json_build_object('id', d.id, 'uuid', d.uuid, 'deviceName', d.device_name, 'isOnline', d.is_online,
+            'belongsToApplication', json_build_object('appName', a.app_name${typename("Application")})${typename("Device")}) AS o
+          FROM device d JOIN application a ON a.id = d.belongs_to__application
+          WHERE d.belongs_to__application = $1 AND d.is_online ${PAGE}) t`,
+    w4c: `SELECT json_build_object('id', a.id, 'appName', a.app_name, 'ownsDevice', coalesce((
+            SELECT json_agg(x.o) FROM (SELECT json_build_object(${device}) AS o
+            FROM device d WHERE d.belongs_to__application = a.id AND d.is_online ${PAGE}) x), '[]')${typename("Application")})::text AS body
+          FROM application a WHERE a.id = $1`,
+    // W4d: every alias in one statement, each its own lookup by uuid, null when there is no such device.
+    w4d: `SELECT json_object_agg('a' || (u.i - 1), (
+            SELECT json_build_object(${device}) FROM device d WHERE d.uuid = u.uuid) ORDER BY u.i)::text AS body
+          FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i)`,
+  };
+}
+
+const graphqlTyped = graphqlStatements(true);
 
 const statements = {
   w1: `SELECT coalesce(json_agg(t), '[]')::text AS body FROM (SELECT ${FIELDS} FROM device d WHERE d.uuid = $1) t`,
@@ -27,19 +53,11 @@ const statements = {
             SELECT ${FIELDS} FROM device d WHERE d.belongs_to__application = a.id AND d.is_online ${PAGE}) x),
             '[]') AS owns__device
           FROM application a WHERE a.id = $1) t`,
-  w4a: `SELECT json_build_object(${GQL_FIELDS})::text AS body FROM device d WHERE d.uuid = $1`,
-  w4b: `SELECT coalesce(json_agg(t.o), '[]')::text AS body FROM (
-          SELECT json_build_object(${GQL_FIELDS}, 'belongsToApplication', json_build_object('appName', a.app_name)) AS o
-          FROM device d JOIN application a ON a.id = d.belongs_to__application
-          WHERE d.belongs_to__application = $1 AND d.is_online ${PAGE}) t`,
-  w4c: `SELECT json_build_object('id', a.id, 'appName', a.app_name, 'ownsDevice', coalesce((
-            SELECT json_agg(x.o) FROM (SELECT json_build_object(${GQL_FIELDS}) AS o
-            FROM device d WHERE d.belongs_to__application = a.id AND d.is_online ${PAGE}) x), '[]'))::text AS body
-          FROM application a WHERE a.id = $1`,
-  // W4d: every alias in one statement, each its own lookup by uuid, null when there is no such device.
-  w4d: `SELECT json_object_agg('a' || (u.i - 1), (
-            SELECT json_build_object(${GQL_FIELDS}) FROM device d WHERE d.uuid = u.uuid) ORDER BY u.i)::text AS body
-          FROM unnest($1::text[]) WITH ORDINALITY AS u(uuid, i)`,
+  ...graphqlStatements(false),
+  w4a_typed: graphqlTyped.w4a,
+  w4b_typed: graphqlTyped.w4b,
+  w4c_typed: graphqlTyped.w4c,
+  w4d_typed: graphqlTyped.w4d,
   w3: `UPDATE device SET note = $1 WHERE belongs_to__application = ANY($2::int4[])`,
   w5: `SELECT id, uuid, supervisor_api_address, supervisor_api_port, supervisor_api_key_ciphertext
          FROM device WHERE belongs_to__application = $1 AND is_online`,
@@ -79,21 +97,24 @@ const routes: [RegExp, (match: RegExpExecArray) => Promise<string>][] = [
 ];
 
 async function graphql(body: string): Promise<string> {
-  const { operationName, variables } = JSON.parse(body) as {
+  const { operationName, query, variables } = JSON.parse(body) as {
     operationName: string;
+    query: string;
     variables: Record<string, unknown> & { uuid?: string; fleet?: number };
   };
+  // Apollo Client's documents ask every object for its __typename (bench/apollo-request.ts).
+  const typed: "" | "_typed" = query.includes("__typename") ? "_typed" : "";
   switch (operationName) {
     case "DeviceByUuid":
-      return `{"data":{"device":${(await one("w4a", [variables.uuid])) ?? "null"}}}`;
+      return `{"data":{"device":${(await one(`w4a${typed}` as const, [variables.uuid])) ?? "null"}}}`;
     case "FleetDevices":
-      return `{"data":{"devices":${await one("w4b", [variables.fleet])}}}`;
+      return `{"data":{"devices":${await one(`w4b${typed}` as const, [variables.fleet])}}}`;
     case "FleetWithDevices":
-      return `{"data":{"application":${(await one("w4c", [variables.fleet])) ?? "null"}}}`;
+      return `{"data":{"application":${(await one(`w4c${typed}` as const, [variables.fleet])) ?? "null"}}}`;
     case "DeviceAliases": {
       // u0, u1, …: the variables in alias order.
       const uuids = Object.keys(variables).map((_, i) => variables[`u${i}`]);
-      return `{"data":${await one("w4d", [uuids])}}`;
+      return `{"data":${await one(`w4d${typed}` as const, [uuids])}}`;
     }
     default:
       throw new Error(`unknown operation ${operationName}`);
