@@ -1,5 +1,6 @@
 import { decodeJwt } from "jose";
 import type { Executor } from "../db/database.ts";
+import { GroupedLookup } from "../db/grouped-lookup.ts";
 import { hashKey } from "./api-keys.ts";
 import { looksLikeJwt, type SessionClaims, verifyToken } from "./tokens.ts";
 
@@ -96,6 +97,8 @@ export class Authenticator {
   private generation = 0;
 
   private readonly limits: typeof cacheDefaults;
+  // Not cached API keys looked up together: one statement for all that arrive in a turn.
+  private readonly keys: GroupedLookup<ApiKeyRow>;
 
   constructor(
     private readonly db: Executor,
@@ -104,6 +107,7 @@ export class Authenticator {
     limits: Partial<typeof cacheDefaults> = {},
   ) {
     this.limits = { ...cacheDefaults, ...limits };
+    this.keys = new GroupedLookup((hashes) => apiKeyRows(db, hashes));
   }
 
   get signingSecret(): Uint8Array {
@@ -212,25 +216,33 @@ export class Authenticator {
   }
 
   private async fromApiKey(key: string): Promise<Resolution> {
-    const [row] = await this.db.query<KeyRow & { expiry_date: Date | string | null; live: boolean }>({
-      text: `SELECT k."is_of__actor" AS actor, k."expiry_date",
-                    (k."expiry_date" IS NULL OR k."expiry_date" > now()) AS "live",
-                    u."id" AS user_id, u."username", u."email", u."is_admin",
-                    a."id" AS application_id, a."slug",
-                    d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application
-               FROM "api_key" k
-               LEFT JOIN "user" u ON u."actor" = k."is_of__actor"
-               LEFT JOIN "application" a ON a."actor" = k."is_of__actor"
-               LEFT JOIN "device" d ON d."actor" = k."is_of__actor"
-              WHERE k."key_hash" = $1::text`,
-      values: [hashKey(key)],
-    });
+    const row = await this.keys.get(hashKey(key));
     if (!row) return { refused: "was revoked" };
     if (!row.live) return { refused: "expired" };
     const caller = callerOfRow(row);
     if (!caller) return { refused: "belongs to a user, fleet or device that was deleted" };
     return { caller, expiresAt: row.expiry_date === null ? undefined : new Date(row.expiry_date).getTime() };
   }
+}
+
+type ApiKeyRow = KeyRow & { key_hash: string; expiry_date: Date | string | null; live: boolean };
+
+/** The rows of the API keys whose hashes are `hashes`, by hash (a revoked key has none). */
+async function apiKeyRows(db: Executor, hashes: readonly string[]): Promise<ReadonlyMap<string, ApiKeyRow>> {
+  const rows = await db.query<ApiKeyRow>({
+    text: `SELECT k."key_hash", k."is_of__actor" AS actor, k."expiry_date",
+                  (k."expiry_date" IS NULL OR k."expiry_date" > now()) AS "live",
+                  u."id" AS user_id, u."username", u."email", u."is_admin",
+                  a."id" AS application_id, a."slug",
+                  d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application
+             FROM "api_key" k
+             LEFT JOIN "user" u ON u."actor" = k."is_of__actor"
+             LEFT JOIN "application" a ON a."actor" = k."is_of__actor"
+             LEFT JOIN "device" d ON d."actor" = k."is_of__actor"
+            WHERE k."key_hash" = ANY($1::text[])`,
+    values: [hashes],
+  });
+  return new Map(rows.map((row) => [row.key_hash, row]));
 }
 
 /**
