@@ -1,4 +1,5 @@
 import { Readable } from "node:stream";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { maxDepthPlugin } from "@escape.tech/graphql-armor-max-depth";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -68,6 +69,9 @@ export interface GraphQLDeps {
   /** The plans of operations answered by the database, by document (document-plans.ts; /metrics). */
   readonly documentPlans?: DocumentPlans;
 }
+
+/** A document this long (a few hundred fields) is validated and planned in two turns of the event loop. */
+const LARGE_DOCUMENT_CHARS = 8_192;
 
 const withoutIntrospection: Plugin = {
   onValidate({ addValidationRule }) {
@@ -338,6 +342,10 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     if (operation.method === "GET" && type !== OperationTypeNode.QUERY) return fallback();
     // A query only reads: its planner reads may run on a replica (db/replicas.ts); a mutation's not.
     if (type === OperationTypeNode.QUERY) readsOnReplicas();
+    // Validating a document and planning it each take time that grows with its size: between the
+    // two, for a large document not seen before, the server answers what waits (issue 45: no
+    // request holds the event loop for more than 50 ms). An app's queries are far smaller.
+    if (!kept && operation.query.length > LARGE_DOCUMENT_CHARS) await nextTurn();
     const contextValue = await enveloped.contextFactory();
     // A document's plans are learnt from its second request on: one parsed for a single request
     // (too long to keep) would only pay for the probes of a plan no request uses again. Only while
