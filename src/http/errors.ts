@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { clientErrorOf } from "../core/client-errors.ts";
-import { formatInUrl, rootOf, wantsV4 } from "../odata/format.ts";
-import { V4_HEADERS } from "../odata/serialize.ts";
+import { formatInUrl, rootOf, wantsV4 } from "../odata/negotiation.ts";
+import { V4_HEADERS } from "../odata/v4/serialize.ts";
 
 /**
  * pinejs wire: an error body is the message as a JSON string; a client that negotiated OData v4 gets

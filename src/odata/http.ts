@@ -6,10 +6,10 @@ import type { Database } from "../db/database.ts";
 import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { batchRoute } from "./batch/route.ts";
-import { formatInUrl, STANDARD_ROOT, wantsV4 } from "./format.ts";
-import { metadataDocument, serviceDocument } from "./metadata.ts";
+import { formatInUrl, STANDARD_ROOT, wantsV4 } from "./negotiation.ts";
 import { type ReadContext, read } from "./read.ts";
-import { V4_HEADERS } from "./serialize.ts";
+import { metadataDocument, serviceDocument } from "./v4/metadata.ts";
+import { V4_HEADERS } from "./v4/serialize.ts";
 import type { Versions } from "./versions/index.ts";
 import { DRY_RUN_HEADER, write } from "./write.ts";
 

@@ -1,8 +1,8 @@
 import type { ExpandItem, Expr, Key, ODataQuery, QueryOptions } from "../core/query.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import type { Model, Navigation, Resource } from "../model/types.ts";
-import { fkProperty, isNavigableLink, linkOfFk } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
+import { fkProperty, isNavigableLink, linkOfFk } from "./v4/fk-properties.ts";
 
 // OData v4 URL Conventions §4.3–4.4, 4.11: a resource path that goes on from an entity, through
 // navigations (`device(1)/belongs_to__application`, `application(1)/owns__device(5)`) to an entity,

@@ -5,20 +5,14 @@ import { compileQuery, type QueryStatementCache, runRead } from "../core/read.ts
 import type { Executor } from "../db/database.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import type { Model } from "../model/types.ts";
-import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
-import { formatInUrl, type NegotiationHeaders, wantsV4 } from "./format.ts";
-import { metadataLevel, withFullMetadata } from "./metadata-level.ts";
+import type { Negotiation } from "./negotiation.ts";
 import { pathEnd, type ResourcePath, resourcePath } from "./path.ts";
-import {
-  noContent,
-  type Reply,
-  serializeCollection,
-  serializeCount,
-  serializeEntity,
-  serializeValue,
-  V4_HEADERS,
-  type V4Control,
-} from "./serialize.ts";
+import { pinejsPathReply } from "./pinejs/read.ts";
+import { noContent, type Reply } from "./reply.ts";
+import { fkPropertiesAsLinks, linksAsFkProperties } from "./v4/fk-properties.ts";
+import { withFullMetadata } from "./v4/metadata-level.ts";
+import { v4PathReply } from "./v4/read.ts";
+import { V4_HEADERS } from "./v4/serialize.ts";
 import type { Versions } from "./versions/index.ts";
 
 /** What read.ts's ReadContext holds that a path read uses. */
@@ -62,25 +56,25 @@ function partsOf(path: ResourcePath): { entities: JsonPath[]; value: JsonPath; e
  * also takes out the value the path names, so the server passes it on unparsed.
  */
 export async function readPath(
-  request: { readonly version: string; readonly url: string; readonly headers: NegotiationHeaders },
+  url: string,
+  negotiation: Negotiation,
   context: PathReadContext,
 ): Promise<Reply> {
-  const v4 = wantsV4(request.version, request.headers, formatInUrl(request.url));
-  const end = pathEnd(request.url);
+  const end = pathEnd(url);
   // pinejs has no resource paths; a raw value or a count reads the same in either format.
-  if (!v4 && end !== "$value" && end !== "$count") {
+  if (negotiation.protocol === "pinejs" && end !== "$value" && end !== "$count") {
     throw new BadRequest(
       "A navigation in the resource path is served as OData v4 JSON only: send OData-MaxVersion: 4.0",
     );
   }
-  const view = context.versions.view(request.version).model;
-  const path = resourcePath(request.url, view);
+  const { version } = negotiation;
+  const view = context.versions.view(version).model;
+  const path = resourcePath(url, view);
   // The path's query is planned as v4 (a to-one expansion is an object, a link its bare id).
   const asked = fkPropertiesAsLinks(path.query, view);
-  const translated = linksAsFkProperties(context.versions.toV6(request.version, asked), context.model);
-  const level = v4 ? metadataLevel(request.headers, request.url) : "minimal";
+  const translated = linksAsFkProperties(context.versions.toV6(version, asked), context.model);
   // A reference is its id whatever the level.
-  const full = level === "full" && path.end !== "$ref";
+  const full = negotiation.protocol === "v4" && negotiation.metadataLevel === "full" && path.end !== "$ref";
   const query = full ? withFullMetadata(translated, path.query.resource, view) : translated;
   const parts = partsOf(path);
   const values = parts.extra ? [parts.value, parts.extra] : [parts.value];
@@ -96,31 +90,9 @@ export async function readPath(
   );
   const { at } = await runRead(context.db, compiled);
   const [value = null, extra = null] = at?.values ?? [];
-  const headers = v4 ? V4_HEADERS : {};
-  if (!found(path, at?.types ?? [])) return noContent(headers);
-  const metadata = `/${request.version}/$metadata#`;
-  const control = (fragment: string): V4Control => ({ context: `${metadata}${fragment}`, level });
-  const set = path.resource.name;
-  switch (path.answer) {
-    case "count":
-      return serializeCount(v4 ? "v4" : "pinejs", Number(value));
-    case "property":
-      if (value === null || value === "null") return noContent(headers);
-      if (path.end === "$value") {
-        const raw = value.startsWith('"') ? (JSON.parse(value) as string) : value;
-        return { contentType: "text/plain;charset=utf-8", body: raw, headers };
-      }
-      return serializeValue(control(`${set}(${extra})/${path.property}`), value);
-    case "collection":
-      return serializeCollection(
-        "v4",
-        control(path.end === "$ref" ? "Collection($ref)" : set),
-        value ?? "[]",
-        extra ?? undefined,
-      );
-    case "entity":
-      return serializeEntity(control(path.end === "$ref" ? "$ref" : `${set}/$entity`), value ?? "null");
-  }
+  const v4 = negotiation.protocol === "v4";
+  if (!found(path, at?.types ?? [])) return noContent(v4 ? V4_HEADERS : {});
+  return v4 ? v4PathReply(path, value, extra, negotiation) : pinejsPathReply(path.answer, value);
 }
 
 /**

@@ -1,6 +1,5 @@
 import type { Permissions } from "../auth/permissions.ts";
 import { defaultReadLimits, type ReadLimits } from "../core/limits.ts";
-import type { Format } from "../core/plan-types.ts";
 import {
   type CompiledRead,
   compileQuery,
@@ -11,30 +10,28 @@ import {
 import type { Slot, StatementCache } from "../core/statement-cache.ts";
 import type { Executor } from "../db/database.ts";
 import type { Model } from "../model/types.ts";
-import { notModified, withEtag } from "./etags.ts";
-import { fkPropertiesAsLinks, linksAsFkProperties } from "./fk-properties.ts";
-import { type NegotiationHeaders, wantsV4 } from "./format.ts";
-import { type MetadataLevel, metadataLevel, withFullMetadata } from "./metadata-level.ts";
-import { maxPageSize, nextPageUrl, type Page, pageOf, pageOptions, readsOneMore } from "./paging.ts";
+import {
+  type Negotiation,
+  type NegotiationHeaders,
+  type NegotiationRequest,
+  negotiate,
+  negotiationKey,
+} from "./negotiation.ts";
 import { parse } from "./parse/parse.ts";
 import { isResourcePath } from "./path.ts";
+import { pinejsQuery, pinejsReply } from "./pinejs/read.ts";
 import { readPath } from "./read-path.ts";
-import { type Reply, serializeCollection, serializeCount, serializeEntity } from "./serialize.ts";
+import type { Reply } from "./reply.ts";
 import { literalValue, shapeOf, type UrlShape, withLiterals } from "./shape.ts";
+import { notModified } from "./v4/etags.ts";
+import { type V4ReadShape, v4Query, v4Reply } from "./v4/read.ts";
 import type { Versions } from "./versions/index.ts";
 
-/** What an OData read keeps of a URL shape beside its statement. */
-export interface UrlShapeRead extends ReadShape {
-  readonly format: Format;
-  /** The resource the URL names, for the answer's OData context. */
-  readonly resource: string;
-  /** The URL names one entity by its key. */
-  readonly single: boolean;
-  /** The page of a v4 read whose client set a page size (./paging.ts). */
-  readonly page?: Page;
-  /** How much control information a v4 answer carries (`minimal` for pinejs's). */
-  readonly level: MetadataLevel;
-}
+/**
+ * What an OData read keeps of a URL shape beside its statement: what its statement answers, and
+ * what the v4 rendering needs besides (its negotiation is in the cache's key).
+ */
+export interface UrlShapeRead extends ReadShape, V4ReadShape {}
 
 /** Compiled reads by URL shape (./shape.ts): a hit skips parsing too. */
 export type UrlStatementCache = StatementCache<UrlShapeRead>;
@@ -50,64 +47,28 @@ export interface ReadContext {
   readonly statementCaches?: { readonly urls: UrlStatementCache; readonly queries: QueryStatementCache };
 }
 
-export interface ReadRequest {
-  /** The API version from the path: `v1` … `v6`. */
-  readonly version: string;
-  /** The rest of the URL as received: `/device(5)?$select=id`. */
-  readonly url: string;
-  readonly headers: NegotiationHeaders & {
-    readonly prefer?: string | undefined;
-    readonly "if-none-match"?: string | undefined;
-  };
+/** A GET as the route read it: what negotiation reads, and what the answer needs besides. */
+export interface ReadRequest extends NegotiationRequest {
+  readonly headers: NegotiationHeaders & { readonly "if-none-match"?: string | undefined };
   /** `http://host:port`, as the client reached the server: `@odata.nextLink` is absolute. */
   readonly origin?: string;
 }
 
-/** parse → translate (to v6) → plan → limits → compile. */
-function compile(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
-  const parsed = parse(request.url);
-  const format = wantsV4(request.version, request.headers, parsed.options.format) ? "v4" : "pinejs";
-  const page =
-    format === "v4" && !parsed.key && !parsed.count
-      ? pageOf(parsed.options, maxPageSize(request.headers.prefer))
-      : undefined;
-  const asked = page ? { ...parsed, options: pageOptions(parsed.options, page) } : parsed;
-  const view = context.versions.view(request.version).model;
-  const translated =
-    format === "v4"
-      ? linksAsFkProperties(
-          context.versions.toV6(request.version, fkPropertiesAsLinks(asked, view)),
-          context.model,
-        )
-      : context.versions.toV6(request.version, asked);
-  const level = format === "v4" ? metadataLevel(request.headers, request.url) : "minimal";
-  // An entity read by key carries its ETag (with its ETag header); with full metadata every entity.
-  const etags = format === "v4" && !asked.count && (asked.key !== undefined || level === "full");
-  const withEtags = etags ? withEtag(translated) : translated;
-  const query = level === "full" ? withFullMetadata(withEtags, asked.resource, view) : withEtags;
-  // The statement answers a v4 entity as its object and tells whether another page follows, so
-  // either is passed on as it comes.
-  const answered =
-    format === "v4" && asked.key !== undefined && !asked.count
-      ? { ...query, answer: { kind: "entity" } as const }
-      : page && readsOneMore(page)
-        ? { ...query, answer: { kind: "page", size: page.size } as const }
-        : query;
-  const read = compileQuery(answered, {
+/** parse → translate (to v6), with what the negotiated format writes → plan → limits → compile. */
+function compile(url: string, negotiation: Negotiation, context: ReadContext): CompiledRead & UrlShapeRead {
+  const parsed = parse(url);
+  const { query, page } =
+    negotiation.protocol === "v4"
+      ? v4Query(parsed, negotiation, context)
+      : { query: pinejsQuery(parsed, negotiation, context), page: undefined };
+  const read = compileQuery(query, {
     model: context.model,
     permissions: context.permissions,
-    format,
+    format: negotiation.protocol,
     limits: context.limits ?? defaultReadLimits,
     ...(context.statementCaches ? { statementCache: context.statementCaches.queries } : {}),
   });
-  return {
-    ...read,
-    format,
-    resource: asked.resource,
-    single: asked.key !== undefined,
-    level,
-    ...(page ? { page } : {}),
-  };
+  return { ...read, resource: parsed.resource, single: parsed.key !== undefined, ...(page ? { page } : {}) };
 }
 
 /** The URL's literals as slots, when it has a shape and every literal decodes. */
@@ -124,20 +85,22 @@ function urlSlots(url: string): { shape: UrlShape; slots: Slot[] } | undefined {
 }
 
 /** The compiled read of a request: by its URL's shape when this caller read that shape before. */
-function compileByShape(request: ReadRequest, context: ReadContext): CompiledRead & UrlShapeRead {
+function compileByShape(
+  url: string,
+  negotiation: Negotiation,
+  context: ReadContext,
+): CompiledRead & UrlShapeRead {
   const { statementCaches, permissions } = context;
   // A read charged to a batch's budget is compiled each time: a cached statement skips the charge.
   const cached = statementCaches && permissions.cacheKey !== undefined && !context.limits?.budget;
-  const url = cached ? urlSlots(request.url) : undefined;
-  if (!statementCaches || !url) return compile(request, context);
-  // Everything else a statement depends on: the version, the caller, the negotiated headers.
-  const pageSize = maxPageSize(request.headers.prefer) ?? "";
-  const v4 = wantsV4(request.version, request.headers, undefined);
-  const level = v4 ? metadataLevel(request.headers, request.url) : "";
-  const key = `${request.version} ${permissions.cacheKey} ${v4} ${level} ${pageSize} ${url.shape.key}`;
-  const { statement, extra } = statementCaches.urls.compile(key, url.slots, (values) => {
+  const slots = cached ? urlSlots(url) : undefined;
+  if (!statementCaches || !slots) return compile(url, negotiation, context);
+  // Everything else a statement depends on: the caller and what the request negotiated.
+  const key = `${negotiationKey(negotiation)} ${permissions.cacheKey} ${slots.shape.key}`;
+  const { statement, extra } = statementCaches.urls.compile(key, slots.slots, (values) => {
     const { statement, ...extra } = compile(
-      values ? { ...request, url: withLiterals(url.shape, values) } : request,
+      values ? withLiterals(slots.shape, values) : url,
+      negotiation,
       context,
     );
     return { statement, extra };
@@ -146,32 +109,24 @@ function compileByShape(request: ReadRequest, context: ReadContext): CompiledRea
 }
 
 /**
- * An OData GET: one statement, serialized. A URL whose shape (./shape.ts) this caller read before
- * skips straight to binding its literals into the statement of that shape.
+ * An OData GET: negotiated once, then one statement, rendered in the negotiated format. A URL
+ * whose shape (./shape.ts) this caller read before skips straight to binding its literals into the
+ * statement of that shape.
  */
 export async function read(request: ReadRequest, context: ReadContext): Promise<Reply> {
-  return notModified(await readReply(request, context), request.headers["if-none-match"]);
+  const negotiation = negotiate(request);
+  return notModified(await readReply(request, negotiation, context), request.headers["if-none-match"]);
 }
 
-async function readReply(request: ReadRequest, context: ReadContext): Promise<Reply> {
-  if (isResourcePath(request.url)) return readPath(request, context);
-  const read = compileByShape(request, context);
-  const { json, count, more, etag } = await runRead(context.db, read);
-  if (read.kind === "count") return serializeCount(read.format, count ?? 0);
-  const control = { context: `/${request.version}/$metadata#${read.resource}`, level: read.level };
-  // OData v4: a key names one entity (pinejs wire: still an array, {"d":[]} for a miss).
-  if (read.format === "v4" && read.single) {
-    return serializeEntity({ ...control, context: `${control.context}/$entity` }, json, etag);
-  }
-  if (read.page) {
-    const nextLink = more
-      ? `${request.origin ?? ""}/${request.version}${nextPageUrl(request.url, read.page)}`
-      : undefined;
-    const reply = serializeCollection(read.format, control, json, count, nextLink);
-    return {
-      ...reply,
-      headers: { ...reply.headers, "preference-applied": `odata.maxpagesize=${read.page.size}` },
-    };
-  }
-  return serializeCollection(read.format, control, json, count);
+async function readReply(
+  request: ReadRequest,
+  negotiation: Negotiation,
+  context: ReadContext,
+): Promise<Reply> {
+  if (isResourcePath(request.url)) return readPath(request.url, negotiation, context);
+  const read = compileByShape(request.url, negotiation, context);
+  const result = await runRead(context.db, read);
+  return negotiation.protocol === "v4"
+    ? v4Reply(read, result, negotiation, request)
+    : pinejsReply(read, result);
 }

@@ -10,14 +10,14 @@ import {
 } from "../core/write/write.ts";
 import { withinTransaction } from "../db/within-transaction.ts";
 import { BadRequest, NotFound } from "../errors.ts";
-import { splitDeepBody } from "./deep-insert.ts";
-import { entityTags } from "./etags.ts";
-import { v4Body } from "./fk-properties.ts";
 import { parse } from "./parse/parse.ts";
 import { pathEnd } from "./path.ts";
 import { read } from "./read.ts";
-import { writeRef } from "./ref-write.ts";
-import { V4_HEADERS } from "./serialize.ts";
+import { splitDeepBody } from "./v4/deep-insert.ts";
+import { entityTags } from "./v4/etags.ts";
+import { v4Body } from "./v4/fk-properties.ts";
+import { writeRef } from "./v4/ref-write.ts";
+import { V4_HEADERS } from "./v4/serialize.ts";
 import type { Versions } from "./versions/index.ts";
 
 export interface WriteReply {
@@ -77,7 +77,7 @@ export interface WriteRequest {
   readonly url: string;
   readonly body: unknown;
   readonly dryRun: boolean;
-  /** The client negotiated OData v4 (format.ts): v4 bodies in, v4 answers out. */
+  /** The client negotiated OData v4 (negotiation.ts): v4 bodies in, v4 answers out. */
   readonly v4?: boolean;
   /** The `Prefer` header: `return=representation` or `return=minimal` (OData v4 Protocol §8.2.8.7). */
   readonly prefer?: string | undefined;

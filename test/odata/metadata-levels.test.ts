@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildModel } from "../../src/model/registry.ts";
 import type { Model, Resource } from "../../src/model/types.ts";
-import { fkProperty, isNavigableLink } from "../../src/odata/fk-properties.ts";
+import { fkProperty, isNavigableLink } from "../../src/odata/v4/fk-properties.ts";
 import { buildVersions } from "../../src/odata/versions/index.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";

@@ -2,7 +2,7 @@ import { setImmediate as setImmediatePromise } from "node:timers/promises";
 import { clientErrorOf } from "../../core/client-errors.ts";
 import { type CostBudget, defaultReadLimits } from "../../core/limits.ts";
 import { BadRequest, Unauthorized } from "../../errors.ts";
-import { STANDARD_ROOT } from "../format.ts";
+import { STANDARD_ROOT } from "../negotiation.ts";
 import { type ReadContext, read } from "../read.ts";
 import { type VersionedWriteContext, write } from "../write.ts";
 

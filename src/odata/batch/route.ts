@@ -4,7 +4,7 @@ import type { Permissions } from "../../auth/permissions.ts";
 import { CostBudget, type ReadLimits } from "../../core/limits.ts";
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
-import { V4_HEADERS } from "../serialize.ts";
+import { V4_HEADERS } from "../v4/serialize.ts";
 import type { Versions } from "../versions/index.ts";
 import { parseJsonBatch, runJsonBatch } from "./json-batch.ts";
 import { parseMultipartBatch, runMultipartBatch } from "./multipart-batch.ts";

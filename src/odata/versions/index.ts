@@ -1,6 +1,6 @@
 import type { ODataQuery } from "../../core/query.ts";
 import type { Model } from "../../model/types.ts";
-import { STANDARD_ROOT } from "../format.ts";
+import { STANDARD_ROOT } from "../negotiation.ts";
 import type { VersionStep } from "./step.ts";
 import { VersionTranslator } from "./translate.ts";
 import { v1 } from "./v1.ts";
@@ -16,7 +16,7 @@ export const currentVersion = "v6";
 // Each step describes its version against the one it translates to, which comes before it here:
 // v7 is newer than the core, v5…v1 older.
 const steps: readonly VersionStep[] = [v7, v5, v4, v3, v2, v1];
-/** The newest model, which the standard OData v4 root (format.ts `STANDARD_ROOT`) serves. */
+/** The newest model, which the standard OData v4 root (negotiation.ts `STANDARD_ROOT`) serves. */
 export const newestVersion = "v7";
 
 export interface Versions {

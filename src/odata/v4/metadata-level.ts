@@ -1,26 +1,11 @@
-import type { ExpandItem, ODataQuery, QueryOptions, SelectItem } from "../core/query.ts";
-import { BadRequest } from "../errors.ts";
-import type { Model, Resource } from "../model/types.ts";
-import { formatInUrl, type NegotiationHeaders } from "./format.ts";
+import type { ExpandItem, ODataQuery, QueryOptions, SelectItem } from "../../core/query.ts";
+import type { Model, Resource } from "../../model/types.ts";
 
-// OData v4 JSON Format §3.1: how much control information a v4 answer carries. `minimal` is the
-// context and an entity's ETag; `none` leaves out the context and the ETag member (the ETag header
-// stays); `full` adds each entity's type, id, edit link and navigation links, which the statement
-// writes as members of each entity (`withFullMetadata`), so no level parses the answer again.
-
-export type MetadataLevel = "minimal" | "full" | "none";
-const levels: readonly string[] = ["minimal", "full", "none"];
-
-/** The level the request asks for: `$format` first, then Accept; `minimal` when neither says. */
-export function metadataLevel(headers: NegotiationHeaders, url: string): MetadataLevel {
-  const asked =
-    formatInUrl(url)?.metadata ?? /;\s*odata\.metadata\s*=\s*([A-Za-z]+)/i.exec(headers.accept ?? "")?.[1];
-  if (asked === undefined) return "minimal";
-  if (!levels.includes(asked.toLowerCase())) {
-    throw new BadRequest(`odata.metadata=${asked} is not supported; use minimal, full or none`);
-  }
-  return asked.toLowerCase() as MetadataLevel;
-}
+// OData v4 JSON Format §3.1: how much control information a v4 answer carries (negotiated in
+// ../negotiation.ts). `minimal` is the context and an entity's ETag; `none` leaves out the context
+// and the ETag member (the ETag header stays); `full` adds each entity's type, id, edit link and
+// navigation links, which the statement writes as members of each entity (`withFullMetadata`), so no
+// level parses the answer again.
 
 const keyOf = (item: SelectItem): string => (typeof item === "string" ? item : item.as);
 const isEtag = (item: SelectItem): boolean => typeof item !== "string" && "etag" in item;

@@ -1,4 +1,4 @@
-import type { QueryOptions } from "../core/query.ts";
+import type { QueryOptions } from "../../core/query.ts";
 
 // Server-driven paging (OData v4 Protocol §8.2.8.3, §11.2.6.7): a client that prefers
 // `odata.maxpagesize=N` gets at most N entities and an `@odata.nextLink` to the rest. The next page
@@ -10,13 +10,6 @@ export interface Page {
   readonly skip: number;
   /** The client's own `$top`, which the pages share out. */
   readonly top: number | undefined;
-}
-
-/** The page size a `Prefer` header asks for, if any. */
-export function maxPageSize(prefer: string | undefined): number | undefined {
-  const size = /(?:^|[,;\s])odata\.maxpagesize\s*=\s*(\d+)/i.exec(prefer ?? "")?.[1];
-  const value = size === undefined ? undefined : Number(size);
-  return value !== undefined && value > 0 && Number.isSafeInteger(value) ? value : undefined;
 }
 
 /** The page a read of `options` is cut into, when the client set a page size. */

@@ -1,4 +1,4 @@
-import type { Field, Model, Navigation, Resource, ScalarType } from "../model/types.ts";
+import type { Field, Model, Navigation, Resource, ScalarType } from "../../model/types.ts";
 import { capabilityAnnotations, containerAnnotations, vocabularyReferences } from "./capabilities.ts";
 import { fkProperty, isNavigableLink } from "./fk-properties.ts";
 

@@ -1,15 +1,6 @@
-import type { Format } from "../core/plan-types.ts";
-import { NotFound } from "../errors.ts";
-import type { MetadataLevel } from "./metadata-level.ts";
-
-export interface Reply {
-  /** 200 unless said: 204 for a null value of a path (OData v4 Protocol §11.2.6). */
-  readonly status?: number;
-  readonly contentType: string;
-  readonly body: string;
-  /** `OData-Version: 4.0` on an answer in OData v4's format, as the protocol requires; none in pinejs's. */
-  readonly headers: Readonly<Record<string, string>>;
-}
+import { NotFound } from "../../errors.ts";
+import type { MetadataLevel } from "../negotiation.ts";
+import type { Reply } from "../reply.ts";
 
 const json = "application/json";
 export const V4_HEADERS = { "odata-version": "4.0" } as const;
@@ -30,32 +21,28 @@ function v4Reply(control: V4Control, members: readonly string[]): Reply {
   };
 }
 
-/** Wraps the JSON array text the database produced in the envelope of the wire format; nothing is re-parsed. */
-export function serializeCollection(
-  format: Format,
+/** OData v4 JSON §12: the JSON array text the database produced under `value`; nothing is re-parsed. */
+export function serializeV4(
   control: V4Control,
   rows: string,
   count: number | string | undefined,
   nextLink?: string,
 ): Reply {
-  const countMember = count === undefined ? "" : `"@odata.count":${count}`;
-  if (format === "v4") {
-    const nextLinkMember = nextLink === undefined ? [] : [`"@odata.nextLink":${JSON.stringify(nextLink)}`];
-    return v4Reply(control, [...(countMember ? [countMember] : []), ...nextLinkMember, `"value":${rows}`]);
-  }
-  // pinejs wire: {"d":[…]} for collections and for a key (a miss is {"d":[]}).
-  return { contentType: json, body: `{"d":${rows}${countMember && `,${countMember}`}}`, headers: {} };
+  const countMember = count === undefined ? [] : [`"@odata.count":${count}`];
+  const nextLinkMember = nextLink === undefined ? [] : [`"@odata.nextLink":${JSON.stringify(nextLink)}`];
+  return v4Reply(control, [...countMember, ...nextLinkMember, `"value":${rows}`]);
 }
+
+/** OData v4 Protocol §11.2.9: `/$count` is the number as plain text. */
+export const serializeV4Count = (count: number): Reply => ({
+  contentType: "text/plain",
+  body: String(count),
+  headers: V4_HEADERS,
+});
 
 /** OData v4 JSON §10.14: a property's value (JSON text), under `value`. */
 export const serializeValue = (control: V4Control, value: string): Reply =>
   v4Reply(control, [`"value":${value}`]);
-
-export function serializeCount(format: Format, count: number): Reply {
-  return format === "v4"
-    ? { contentType: "text/plain", body: String(count), headers: V4_HEADERS }
-    : { contentType: json, body: `{"d":${count}}`, headers: {} };
-}
 
 /**
  * OData v4 JSON §10.4: one entity (the JSON object text the database produced, or null) after its
@@ -74,11 +61,3 @@ export function serializeEntity(control: V4Control, entity: string, etag?: strin
   const reply = v4Reply(control, members);
   return etag === undefined ? reply : { ...reply, headers: { ...reply.headers, etag } };
 }
-
-/** No value: a null property or to-one navigation at the end of a path. */
-export const noContent = (headers: Readonly<Record<string, string>>): Reply => ({
-  status: 204,
-  contentType: "text/plain",
-  body: "",
-  headers,
-});

@@ -1,5 +1,5 @@
-import type { ODataQuery } from "../core/query.ts";
-import type { Reply } from "./serialize.ts";
+import type { ODataQuery } from "../../core/query.ts";
+import type { Reply } from "../reply.ts";
 
 // OData v4 Protocol §11.4.1.1 (If-Match on writes), §11.2 with RFC 9110 §13.1.2 (If-None-Match on
 // a read): the ETag an entity carries as `@odata.etag` and in the `ETag` header of a read by key.

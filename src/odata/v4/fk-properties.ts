@@ -6,9 +6,9 @@ import {
   type PathExpr,
   type QueryOptions,
   type SelectItem,
-} from "../core/query.ts";
-import { BadRequest } from "../errors.ts";
-import type { Model, Resource } from "../model/types.ts";
+} from "../../core/query.ts";
+import { BadRequest } from "../../errors.ts";
+import type { Model, Resource } from "../../model/types.ts";
 
 // OData v4 keeps a foreign key and its navigation apart: typed clients read a navigation's name as
 // the related entity, and the id as a structural property that the navigation's

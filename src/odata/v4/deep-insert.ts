@@ -1,8 +1,8 @@
-import type { DeepCreate, NestedEntity } from "../core/write/write.ts";
-import { BadRequest } from "../errors.ts";
-import type { Model, Resource } from "../model/types.ts";
+import type { DeepCreate, NestedEntity } from "../../core/write/write.ts";
+import { BadRequest } from "../../errors.ts";
+import type { Model, Resource } from "../../model/types.ts";
+import type { VersionTranslator } from "../versions/translate.ts";
 import { boundId, v4Body } from "./fk-properties.ts";
-import type { VersionTranslator } from "./versions/translate.ts";
 
 // OData v4 Protocol §11.4.2.2: a POST creates an entity with entities of its to-many navigations
 // (`"device_tag": [{"tag_key": …}]`) and binds existing ones (`"owns__device@odata.bind":

@@ -1,5 +1,5 @@
-import { etagFields } from "../core/etag.ts";
-import type { Resource } from "../model/types.ts";
+import { etagFields } from "../../core/etag.ts";
+import type { Resource } from "../../model/types.ts";
 import { fkProperty, isNavigableLink } from "./fk-properties.ts";
 
 const vocabularies = "https://oasis-tcs.github.io/odata-vocabularies/vocabularies";

@@ -1,12 +1,12 @@
-import { resolveResource } from "../core/plan.ts";
-import type { Expr, Key, ODataQuery } from "../core/query.ts";
-import { readRows } from "../core/read.ts";
-import { updateEntities, type WriteContext, type WriteTarget } from "../core/write/write.ts";
-import { BadRequest, NotFound } from "../errors.ts";
-import type { Field, Navigation, Resource } from "../model/types.ts";
-import { resourcePath } from "./path.ts";
+import { resolveResource } from "../../core/plan.ts";
+import type { Expr, Key, ODataQuery } from "../../core/query.ts";
+import { readRows } from "../../core/read.ts";
+import { updateEntities, type WriteContext, type WriteTarget } from "../../core/write/write.ts";
+import { BadRequest, NotFound } from "../../errors.ts";
+import type { Field, Navigation, Resource } from "../../model/types.ts";
+import { resourcePath } from "../path.ts";
+import type { Versions } from "../versions/index.ts";
 import { V4_HEADERS } from "./serialize.ts";
-import type { Versions } from "./versions/index.ts";
 
 // OData v4 Protocol §11.4.6: a write to a navigation's `$ref` changes which entity it points to.
 // Every such change is a PATCH of the row that holds the foreign key, through the write core, so
