@@ -25,7 +25,7 @@ import type { Database } from "./db/database.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
 import { createBus } from "./events/bus.ts";
-import { DocumentPlans } from "./graphql/document-plans.ts";
+import { DocumentPlans } from "./graphql/execution/document-plans.ts";
 import { graphqlRoutes } from "./graphql/http.ts";
 import { useBearerChallenge } from "./http/bearer-challenge.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";

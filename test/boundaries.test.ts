@@ -5,7 +5,14 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { citesIn, missingCites } from "./support/comment-cites.ts";
 import { consoleImportsOutside } from "./support/console-imports.ts";
-import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
+import {
+  cycles,
+  forbiddenImports,
+  type ImportGraph,
+  importGraph,
+  importsInto,
+  longestChain,
+} from "./support/import-graph.ts";
 import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/test-layout.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
@@ -48,6 +55,13 @@ const layers: Record<string, readonly string[]> = {
 };
 
 const MAX_LINES = 400;
+
+// GraphQL's two halves (ARCHITECTURE.md, "GraphQL"): execution/ runs what schema/ defines, so
+// schema/ never imports execution/; and a reader follows a request from the route down to the
+// GraphQL view of the model in at most this many files (13 before the halves, issue 49).
+const GRAPHQL_SCHEMA = "src/graphql/schema/";
+const GRAPHQL_EXECUTION = "src/graphql/execution/";
+const MAX_GRAPHQL_CHAIN = 10;
 
 /** Text that is an SQL statement (or a subquery of one): the checks below find where they are written. */
 const STATEMENT = /\b(?:SELECT|INSERT INTO|DELETE FROM)\b|\bUPDATE\s+"/;
@@ -159,11 +173,21 @@ describe("the boundaries of src/", () => {
     expect(crossings(srcGraph, "src/odata/pinejs/", "src/odata/v4/")).toEqual([]);
   });
 
+  it("keeps GraphQL's schema/ from its execution/: the schema never imports how it is run", () => {
+    expect(importsInto(srcGraph, GRAPHQL_SCHEMA, GRAPHQL_EXECUTION)).toEqual([]);
+  });
+
+  it(`keeps GraphQL's imports at most ${MAX_GRAPHQL_CHAIN} files deep from its route (src/graphql/http.ts)`, () => {
+    const chain = longestChain(srcGraph, "src/graphql/http.ts", "src/graphql/");
+    expect(chain.length).toBeGreaterThan(3);
+    expect(chain.length > MAX_GRAPHQL_CHAIN ? chain : []).toEqual([]);
+  });
+
   it("reads the import statements it checks: every src file is seen, with its imports", () => {
     expect(sources.length).toBeGreaterThan(100);
     expect(graph.get("src/odata/read.ts")).toContain("src/core/read.ts");
     // A dynamic import counts as much as a static one.
-    expect(graph.get("src/graphql/http.ts")).toContain("src/graphql/yoga.ts");
+    expect(graph.get("src/graphql/http.ts")).toContain("src/graphql/graphql-server.ts");
   });
 });
 
@@ -248,6 +272,29 @@ describe("the checks themselves fail when they should", () => {
     expect(crossings(crossed, "src/odata/pinejs/", "src/odata/v4/")).toEqual([
       "src/odata/pinejs/read.ts imports src/odata/v4/serialize.ts",
       "src/odata/v4/read.ts imports src/odata/pinejs/serialize.ts",
+    ]);
+  });
+
+  it("finds GraphQL's schema importing its execution, and the longest chain of imports", () => {
+    const graphql: ImportGraph = new Map([
+      ["src/graphql/http.ts", ["src/graphql/execution/run.ts", "src/graphql/context.ts"]],
+      ["src/graphql/execution/run.ts", ["src/graphql/schema/fields.ts", "src/core/read.ts"]],
+      ["src/graphql/schema/fields.ts", ["src/graphql/context.ts", "src/graphql/execution/loaders.ts"]],
+      ["src/graphql/execution/loaders.ts", ["src/graphql/schema/model.ts"]],
+      ["src/graphql/schema/model.ts", []],
+      ["src/graphql/context.ts", []],
+      ["src/core/read.ts", ["src/core/plan.ts"]],
+      ["src/core/plan.ts", []],
+    ]);
+    expect(importsInto(graphql, GRAPHQL_SCHEMA, GRAPHQL_EXECUTION)).toEqual([
+      "src/graphql/schema/fields.ts imports src/graphql/execution/loaders.ts",
+    ]);
+    expect(longestChain(graphql, "src/graphql/http.ts", "src/graphql/")).toEqual([
+      "src/graphql/http.ts",
+      "src/graphql/execution/run.ts",
+      "src/graphql/schema/fields.ts",
+      "src/graphql/execution/loaders.ts",
+      "src/graphql/schema/model.ts",
     ]);
   });
 

@@ -19,8 +19,25 @@ export interface GroupOptions {
 
 export const lookupGrouping: GroupOptions = { inFlight: 2, maxGroup: 500 };
 
+/** A lookup waiting for its group's statement. */
+interface Waiting<V> {
+  readonly promise: Promise<V | undefined>;
+  resolve(value: V | undefined): void;
+  reject(error: unknown): void;
+}
+
+function waiting<V>(): Waiting<V> {
+  let resolve!: (value: V | undefined) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<V | undefined>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
+
 export class GroupedLookup<V> {
-  private waiting = new Map<string, PromiseWithResolvers<V | undefined>>();
+  private waiting = new Map<string, Waiting<V>>();
   private running = 0;
   private scheduled = false;
 
@@ -33,7 +50,7 @@ export class GroupedLookup<V> {
   get(key: string): Promise<V | undefined> {
     let lookup = this.waiting.get(key);
     if (!lookup) {
-      lookup = Promise.withResolvers<V | undefined>();
+      lookup = waiting<V>();
       this.waiting.set(key, lookup);
       if (!this.scheduled) {
         this.scheduled = true;
@@ -58,13 +75,13 @@ export class GroupedLookup<V> {
   }
 
   /** The oldest waiting lookups, at most `maxGroup` (a Map iterates in insertion order). */
-  private take(): Map<string, PromiseWithResolvers<V | undefined>> {
+  private take(): Map<string, Waiting<V>> {
     if (this.waiting.size <= this.options.maxGroup) {
       const group = this.waiting;
       this.waiting = new Map();
       return group;
     }
-    const group = new Map<string, PromiseWithResolvers<V | undefined>>();
+    const group = new Map<string, Waiting<V>>();
     for (const [key, lookup] of this.waiting) {
       if (group.size === this.options.maxGroup) break;
       group.set(key, lookup);
@@ -73,7 +90,7 @@ export class GroupedLookup<V> {
     return group;
   }
 
-  private async run(group: ReadonlyMap<string, PromiseWithResolvers<V | undefined>>): Promise<void> {
+  private async run(group: ReadonlyMap<string, Waiting<V>>): Promise<void> {
     try {
       const found = await this.read([...group.keys()]);
       for (const [key, lookup] of group) lookup.resolve(found.get(key));

@@ -9,11 +9,11 @@ import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import type { CommandDeps } from "../proxy/types.ts";
-import type { CredentialWatch } from "./credential-watch.ts";
-import type { RowLoaders } from "./loaders.ts";
-import type { RootReads } from "./root-reads.ts";
-import type { RequestCost, SelectionPlanner } from "./selection.ts";
-import type { GraphQLModel } from "./types.ts";
+import type { CredentialWatch } from "./execution/credential-watch.ts";
+import type { RowLoaders } from "./execution/loaders.ts";
+import type { RootReads } from "./execution/root-reads.ts";
+import type { GraphQLModel } from "./schema/graphql-model.ts";
+import type { RequestCost, SelectionPlanner } from "./schema/selection.ts";
 
 // Yoga's own context has `request` (a Fetch Request); the server's request is `req`.
 export interface ServerContext {

@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { clientErrorOf } from "../core/client-errors.ts";
 import { currentUnit } from "../db/unit-of-work.ts";
 import type { FleetgateError } from "../errors.ts";
-import { belowRoot } from "./nested-errors.ts";
+import { belowRoot } from "./schema/nested-errors.ts";
 
 // GraphQL's error mapping, in one place: inside execution (yoga's maskError) and before it (a
 // request the HTTP layer refused).

@@ -2,8 +2,8 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { sendRequestError } from "./errors.ts";
-import { graphiqlAssetRoutes } from "./graphiql.ts";
-import type { GraphQLDeps, GraphQLServer } from "./yoga.ts";
+import { graphiqlAssetRoutes } from "./execution/graphiql.ts";
+import type { GraphQLDeps, GraphQLServer } from "./graphql-server.ts";
 
 // After this long listening, GraphQL is loaded in the background.
 const WARM_UP_AFTER_MS = 1_000;
@@ -16,7 +16,7 @@ const WARM_UP_AFTER_MS = 1_000;
 export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
   let server: Promise<GraphQLServer> | undefined;
   const load = () => {
-    server ??= import("./yoga.ts").then(({ createGraphQLServer }) => createGraphQLServer(deps));
+    server ??= import("./graphql-server.ts").then(({ createGraphQLServer }) => createGraphQLServer(deps));
     return server;
   };
   if (deps.config.GRAPHQL_GRAPHIQL) graphiqlAssetRoutes(app);
@@ -53,11 +53,11 @@ export function graphqlRoutes(app: FastifyInstance, deps: GraphQLDeps): void {
   // Fastify parses the JSON body within this limit (counting bytes as they arrive) and yoga takes
   // the parsed body as it is, so the size check costs nothing more per request.
   app.route({
-    // PUT and DELETE: graphql-sse's single connection mode (sse-single-connection.ts).
+    // PUT and DELETE: graphql-sse's single connection mode (execution/sse-single-connection.ts).
     method: ["GET", "POST", "PUT", "DELETE"],
     url: "/graphql",
     bodyLimit: deps.config.GRAPHQL_MAX_BODY_BYTES,
-    // Reads on replicas are decided per operation (yoga.ts): a subscription's must read fresh.
+    // Reads on replicas are decided per operation (execution/request-handler.ts): a subscription's must read fresh.
     config: { replicaReads: "own decision" },
     handler,
     errorHandler: (error, _request, reply) => sendRequestError(error, reply),

@@ -37,7 +37,7 @@ export interface MetricsDeps {
   readonly proxyOutcomes: readonly string[];
   /** The statement caches, by name (OData URLs, query trees). */
   readonly statementCaches: Readonly<Record<string, { readonly stats: StatementCacheStats }>>;
-  /** GraphQL operations that ran, by what answered them (src/graphql/answer.ts). */
+  /** GraphQL operations that ran, by what answered them (src/graphql/execution/answer.ts). */
   readonly graphqlAnswers: { readonly database: number; readonly executor: number };
 }
 

@@ -167,7 +167,9 @@ describe("the credential cache", () => {
       await deleteKey("revoked-together");
       keys.push(revoked);
     });
-    const callers = await Promise.all([...keys, keys[0] as string].map((key) => authenticator.authenticate(key)));
+    const callers = await Promise.all(
+      [...keys, keys[0] as string].map((key) => authenticator.authenticate(key)),
+    );
     expect(db.lookups).toBe(1);
     expect(callers.map((caller) => caller?.actor)).toEqual([
       ...Array.from({ length: 20 }, () => actor),

@@ -14,7 +14,7 @@ import { type CaseServer, formatStatements, listCases, startCaseServer } from ".
 // server on the fixture as its caller, and the statements it ran and its answer must equal
 // <name>.sql and <name>.json, on every database. What answered it (`## answered by:`, counted by
 // fleetgate_graphql_operations_total) is checked too: an operation the database answers runs exactly
-// one statement (src/graphql/answer.ts). UPDATE_CASES=1 rewrites the two files from the first
+// one statement (src/graphql/execution/answer.ts). UPDATE_CASES=1 rewrites the two files from the first
 // database's run instead.
 
 const root = fileURLToPath(new URL("./cases/", import.meta.url));

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { parse } from "graphql";
 import { describe, expect, it } from "vitest";
-import { crowdingOf, fieldsOf } from "../../src/graphql/document-limits.ts";
+import { crowdingOf, fieldsOf } from "../../src/graphql/execution/document-limits.ts";
 
 // fieldsOf counts in one pass what an operation runs: the same number as expanding every fragment
 // where it is spread, plus each fragment's own fields. Generated documents of fragments spreading

@@ -5,7 +5,11 @@ import { type Client, createClient } from "graphql-ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { aliases } from "../../bench/hostile-documents.ts";
-import { maxTokens, TOKENS_BESIDE_FIELDS, TOKENS_PER_FIELD } from "../../src/graphql/document-parse.ts";
+import {
+  maxTokens,
+  TOKENS_BESIDE_FIELDS,
+  TOKENS_PER_FIELD,
+} from "../../src/graphql/execution/document-parse.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 

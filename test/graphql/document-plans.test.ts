@@ -11,7 +11,7 @@ import { parseExposition, sampleValue } from "../support/prometheus.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 28, item 2: an operation answered by the database is planned once per document, caller and
-// shape of its variables (src/graphql/document-plans.ts); later requests bind their own values into
+// shape of its variables (src/graphql/execution/document-plans.ts); later requests bind their own values into
 // the cached plan. Generated documents whose variables reach keys, comparisons in a `where`, a
 // pattern (`startsWith`), `first` and `offset` are each sent several times with other values, by
 // callers who see different rows, to this server and to one that runs each root field through the

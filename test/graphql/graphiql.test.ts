@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { graphiqlOptions } from "../../src/graphql/graphiql.ts";
+import { graphiqlOptions } from "../../src/graphql/execution/graphiql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 17: GraphiQL works without internet. The page is fetched as a browser fetches it, over real

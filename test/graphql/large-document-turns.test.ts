@@ -51,7 +51,7 @@ describe.each(databaseKinds)("a large GraphQL document on %s", (kind) => {
     setImmediate(tick);
     const response = await app.inject({ method: "POST", url: "/graphql", payload: { query } });
     counting = false;
-    return { response, turns: firstStatementAt };
+    return { response, turns: firstStatementAt as number | undefined };
   }
 
   it("is planned a turn after it is validated", async () => {

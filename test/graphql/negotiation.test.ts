@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resultMediaType } from "../../src/graphql/negotiation.ts";
+import { resultMediaType } from "../../src/graphql/execution/negotiation.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { answeredBy } from "../support/graphql-clients.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";

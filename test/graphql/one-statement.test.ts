@@ -331,7 +331,7 @@ describe.each(databaseKinds)("a query's root fields as one statement, on %s", (k
     );
     // Not vacuous: most operations read rows.
     expect(answered).toBeGreaterThan(40);
-    // Every operation without an error was answered whole by the database (graphql/answer.ts); the
+    // Every operation without an error was answered whole by the database (graphql/execution/answer.ts); the
     // others by the executor, which reports their errors.
     const after = await answeredBy(server.app);
     expect(after.database - before.database).toBe(clean);

@@ -5,7 +5,7 @@ import { cacheExchange, fetchExchange, Client as UrqlClient } from "@urql/core";
 import { persistedExchange } from "@urql/exchange-persisted";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PersistedQueries } from "../../src/graphql/persisted-queries.ts";
+import { PersistedQueries } from "../../src/graphql/execution/persisted-queries.ts";
 import { databaseKinds } from "../support/databases.ts";
 import {
   answeredBy,

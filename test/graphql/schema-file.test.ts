@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { type GraphQLObjectType, printSchema } from "graphql";
 import { describe, expect, it } from "vitest";
-import { schemaOf } from "../../src/graphql/schema.ts";
+import { schemaOf } from "../../src/graphql/schema/build-schema.ts";
 import { buildModel } from "../../src/model/registry.ts";
 
 describe("schema.graphql", () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Authenticated, Resolution } from "../../src/auth/caller.ts";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import type { EventBus } from "../../src/events/bus.ts";
-import { CredentialWatch } from "../../src/graphql/credential-watch.ts";
+import { CredentialWatch } from "../../src/graphql/execution/credential-watch.ts";
 import { createLogger } from "../../src/logger.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { type Result, type Subscription, subscribe } from "../support/graphql-subscriptions.ts";

@@ -4,7 +4,7 @@ import type { CaseRequest, CaseServer } from "./sql-cases.ts";
 // format of a .graphql case file, the request it makes, and its answer laid out for a diff.
 
 /**
- * What answered an operation: the one statement (src/graphql/answer.ts), the resolvers, or neither
+ * What answered an operation: the one statement (src/graphql/execution/answer.ts), the resolvers, or neither
  * (`none`: refused before it ran, as an invalid document is; fleetgate_graphql_operations_total
  * does not count it).
  */

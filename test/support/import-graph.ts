@@ -102,3 +102,37 @@ export function forbiddenImports(
   }
   return found;
 }
+
+/** Each import of a file under `from` (a folder, `src/graphql/schema/`) of a file under `to`. */
+export function importsInto(graph: ImportGraph, from: string, to: string): string[] {
+  const found: string[] = [];
+  for (const [file, imported] of graph) {
+    if (!file.startsWith(from)) continue;
+    for (const target of imported) if (target.startsWith(to)) found.push(`${file} imports ${target}`);
+  }
+  return found;
+}
+
+/**
+ * The longest chain of imports from `entry` through the files under `within`, as the files along
+ * it, `entry` first. The graph has no cycle (a rule of its own), so each file's longest chain is
+ * found once.
+ */
+export function longestChain(graph: ImportGraph, entry: string, within: string): string[] {
+  const longest = new Map<string, string[]>();
+  const from = (file: string): string[] => {
+    const known = longest.get(file);
+    if (known) return known;
+    longest.set(file, [file]);
+    let below: string[] = [];
+    for (const next of graph.get(file) ?? []) {
+      if (!next.startsWith(within) || !graph.has(next)) continue;
+      const chain = from(next);
+      if (chain.length > below.length) below = chain;
+    }
+    const chain = [file, ...below];
+    longest.set(file, chain);
+    return chain;
+  };
+  return from(entry);
+}

@@ -1,7 +1,7 @@
 import DataLoader from "dataloader";
-import { type CombinedStatements, runReads } from "../core/combined-reads.ts";
-import { type CompiledRead, type ReadResult, runRead } from "../core/read.ts";
-import type { Executor } from "../db/database.ts";
+import { type CombinedStatements, runReads } from "../../core/combined-reads.ts";
+import { type CompiledRead, type ReadResult, runRead } from "../../core/read.ts";
+import type { Executor } from "../../db/database.ts";
 
 /**
  * The reads of one request's root query fields. graphql-js and graphql-jit call the resolvers of a

@@ -9,7 +9,7 @@ import {
   OperationTypeNode,
 } from "graphql";
 import { createHandler, type RequestParams } from "graphql-sse";
-import { credentialOf } from "../auth/caller.ts";
+import { credentialOf } from "../../auth/caller.ts";
 
 // graphql-sse's single connection mode (its PROTOCOL.md), which its client uses to share one
 // event stream among all of a page's operations over HTTP/1:
@@ -156,7 +156,7 @@ export class SingleConnectionStreams {
     if (response.status !== 200 || !response.body) return response;
     reservation.open = true;
     clearTimeout(reservation.expiry);
-    // The stream ends with its connection (yoga.ts's send cancels its body, ending its operations).
+    // The stream ends with its connection (send-response.ts cancels its body, ending its operations).
     server.reply.raw.once("close", () => this.reservations.delete(token));
     reservation.end = () => server.reply.raw.destroy();
     return response;

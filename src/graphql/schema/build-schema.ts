@@ -1,12 +1,13 @@
 import type { GraphQLSchema } from "graphql";
-import type { Model } from "../model/types.ts";
+import type { Model } from "../../model/types.ts";
+import type { ObjectRef } from "./builder.ts";
 import { createBuilder } from "./builder.ts";
-import { mutationFields } from "./mutations.ts";
-import { type ObjectRef, objectTypes } from "./objects.ts";
-import { queryFields } from "./queries.ts";
+import { GraphQLModel } from "./graphql-model.ts";
+import { mutationFields } from "./mutation-fields.ts";
+import { objectTypes } from "./objects.ts";
+import { queryFields } from "./query-fields.ts";
 import { subscriptionFields } from "./subscriptions.ts";
-import { supervisorFields } from "./supervisor.ts";
-import { GraphQLModel } from "./types.ts";
+import { supervisorFields } from "./supervisor-fields.ts";
 
 /** The whole GraphQL schema, generated from the model registry. */
 export function buildSchema(graph: GraphQLModel): GraphQLSchema {

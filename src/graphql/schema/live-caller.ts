@@ -1,4 +1,4 @@
-import type { GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "../context.ts";
 
 type Stream<T> = AsyncIterableIterator<T>;
 

@@ -10,7 +10,7 @@ import {
   type SelectionSetNode,
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import type { GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "../context.ts";
 
 // Issue 45, item 1: no request holds the event loop for long, whatever its document. What graphql-js
 // validates, what graphql-jit compiles, what the planner plans and what the executor runs all grow
@@ -178,7 +178,7 @@ const refused = new WeakMap<DocumentNode, { readonly request: string; readonly m
  */
 export const costLimit: Plugin<GraphQLContext> = {
   onExecute({ args, setResultAndStopExecution }) {
-    // A refused request runs again through yoga's HTTP layer for its answer (yoga.ts): the cost
+    // A refused request runs again through yoga's HTTP layer for its answer (request-handler.ts): the cost
     // depends on the document, operation and variables alone, so their refusal is kept.
     const request = `${args.operationName ?? ""}\n${JSON.stringify(args.variableValues ?? {})}`;
     const known = refused.get(args.document);

@@ -11,7 +11,7 @@ import type { OperationParams } from "./operation-params.ts";
 //   or CHARS characters, and a query over MAX_QUERY characters is run but never stored;
 // - the store holds texts only, no caller: a query run by its hash runs exactly as if the requester
 //   had sent its text, with the requester's credential, whoever registered it.
-// Stored texts then reach the server's parse cache and document plans by their text (yoga.ts).
+// Stored texts then reach the server's parse cache and document plans by their text (request-handler.ts).
 
 export const PERSISTED_QUERIES = 1_000;
 export const MAX_PERSISTED_QUERY = 128 * 1024;

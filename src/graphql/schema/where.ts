@@ -1,7 +1,7 @@
-import type { Expr, Literal, PathExpr } from "../core/query.ts";
-import { BadRequest } from "../errors.ts";
-import type { ScalarType } from "../model/types.ts";
-import type { GraphQLModel, ObjectSpec } from "./types.ts";
+import type { Expr, Literal, PathExpr } from "../../core/query.ts";
+import { BadRequest } from "../../errors.ts";
+import type { ScalarType } from "../../model/types.ts";
+import type { GraphQLModel, ObjectSpec } from "./graphql-model.ts";
 
 // A `where` input compiles to the same filter tree as an OData `$filter`, so the planner checks
 // and the compiler translates it exactly as it does for OData: names, types and permissions alike.

@@ -6,7 +6,7 @@ import {
   type Slot,
   type StatementCacheStats,
   sentinels,
-} from "../core/statement-cache.ts";
+} from "../../core/statement-cache.ts";
 import {
   type FreshPlan,
   type OperationRequest,
@@ -15,7 +15,7 @@ import {
   shapeOf,
   valuesOf,
   withValues,
-} from "./answer.ts";
+} from "./operation-plan.ts";
 
 // Issue 28, item 2: an operation is planned and compiled once per document, operation, caller's
 // permissions and shape of its variables, not on every request (planning 300 aliases cost some
@@ -93,7 +93,7 @@ const uncacheable = Symbol("uncacheable");
 
 /**
  * The cached plans of operations, by document; each document keeps its latest `perDocument` shapes.
- * The documents are those the server's parse cache keeps (graphql/yoga.ts), which forgets them here.
+ * The documents are those the server's parse cache keeps (valid-documents.ts), which forgets them here.
  */
 export class DocumentPlans implements PlanCache {
   private readonly documents = new Map<DocumentNode, Map<string, Learnt | typeof uncacheable>>();

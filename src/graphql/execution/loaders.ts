@@ -1,13 +1,14 @@
 import DataLoader from "dataloader";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
-import { idIn, type ODataQuery } from "../core/query.ts";
-import type { RequestCost, SelectionPlanner } from "./selection.ts";
-import type { GraphQLModel, Row } from "./types.ts";
+import { idIn, type ODataQuery, type QueryOptions } from "../../core/query.ts";
+import type { Row } from "../schema/graphql-model.ts";
 
-/** What a batch needs of the request: how to plan a selection, and what it has cost so far. */
-interface LoaderContext {
-  readonly core: { readonly graph: GraphQLModel; readonly selection: SelectionPlanner };
-  readonly cost: RequestCost;
+/** How one request's batches read: its read path and its planner (schema/read.ts `batchOptions`). */
+export interface BatchReads {
+  /** Rows under the request's caller's permissions. */
+  read(query: ODataQuery): Promise<Row[]>;
+  /** What the field of `info` selects of `resource`'s rows, charged to the request for `rows` rows. */
+  options(resource: string, info: GraphQLResolveInfo, rows: number): QueryOptions;
 }
 
 // The id every batched row is read under, apart from the fields the query selected.
@@ -22,28 +23,20 @@ export class RowLoaders {
   // One loader per field of the query: graphql-js hands every list item the same fieldNodes.
   private readonly loaders = new WeakMap<readonly FieldNode[], DataLoader<number, Row | null>>();
 
-  /** `read`: the request's read path (its caller's permissions). */
-  constructor(private readonly read: (query: ODataQuery) => Promise<Row[]>) {}
+  constructor(private readonly reads: BatchReads) {}
 
-  load(context: LoaderContext, resource: string, id: number, info: GraphQLResolveInfo): Promise<Row | null> {
+  load(resource: string, id: number, info: GraphQLResolveInfo): Promise<Row | null> {
     let loader = this.loaders.get(info.fieldNodes);
     if (!loader) {
-      loader = new DataLoader((ids) => this.batch(context, resource, ids, info));
+      loader = new DataLoader((ids) => this.batch(resource, ids, info));
       this.loaders.set(info.fieldNodes, loader);
     }
     return loader.load(id);
   }
 
-  private async batch(
-    context: LoaderContext,
-    resource: string,
-    ids: readonly number[],
-    info: GraphQLResolveInfo,
-  ) {
-    const { core } = context;
-    const selection = core.selection.selection(core.graph.objectOf(resource), info.fieldNodes, info);
-    core.selection.charge(context.cost, selection, ids.length);
-    const rows = await this.read({
+  private async batch(resource: string, ids: readonly number[], info: GraphQLResolveInfo) {
+    const selection = this.reads.options(resource, info, ids.length);
+    const rows = await this.reads.read({
       resource,
       count: false,
       options: {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { CloseCode } from "graphql-ws";
-import { credentialOf } from "../auth/caller.ts";
+import { credentialOf } from "../../auth/caller.ts";
 
 // Which credential a graphql-ws connection acts with (README "Over WebSocket"). A connection may
 // present one in three places: its `connectionParams` (`Authorization`, or `authorization`), the

@@ -1,32 +1,13 @@
 import type { GraphQLResolveInfo } from "graphql";
-import type { ScalarType } from "../model/types.ts";
-import type { Builder, SchemaTypes } from "./builder.ts";
+import type { ScalarType } from "../../model/types.ts";
+import { listArguments } from "./arguments.ts";
+import { type Builder, type InputRef, type ObjectRef, type ObjectRefs, scalarOf } from "./builder.ts";
+import type { GraphQLModel, ObjectSpec, Row } from "./graphql-model.ts";
 import { relationKey } from "./selection.ts";
-import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
 import { operatorsOf } from "./where.ts";
 
 // The object types and the inputs that read them (`where`, `orderBy`), one of each per table,
 // generated from the registry: a field added to the model appears here as it does in OData.
-
-// Pothos types refs by their TypeScript shapes; these types are generated from the registry at run
-// time, so every row is a Row and the generated field maps are cast once, where they are built.
-type Types = PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>;
-export type ObjectRef = PothosSchemaTypes.ImplementableObjectRef<Types, Row>;
-export type InputRef = PothosSchemaTypes.ImplementableInputObjectRef<Types, Row, Row>;
-
-export interface ObjectRefs {
-  readonly objects: ReadonlyMap<string, ObjectRef>;
-  readonly wheres: ReadonlyMap<string, InputRef>;
-  readonly orderBys: ReadonlyMap<string, InputRef>;
-}
-
-export const scalarOf = {
-  Integer: "Int",
-  Text: "String",
-  Boolean: "Boolean",
-  DateTime: "DateTime",
-  JSON: "JSON",
-} as const;
 
 const filterNames: Record<ScalarType, string> = {
   Integer: "IntFilter",
@@ -198,17 +179,4 @@ function implementObject(builder: Builder, spec: ObjectSpec, graph: GraphQLModel
       return fields as never;
     },
   });
-}
-
-/** `where`, `orderBy`, `first` and `offset` of a list, at the root and on every to-many relation. */
-export function listArguments(builder: Builder, refs: ObjectRefs, spec: ObjectSpec) {
-  return builder.args((t) => ({
-    where: t.field({ type: refs.wheres.get(spec.name) as InputRef }),
-    orderBy: t.field({
-      type: [refs.orderBys.get(spec.name) as InputRef],
-      required: { list: false, items: true },
-    }),
-    first: t.int({ description: "At most this many rows (default and maximum: GRAPHQL_MAX_FIRST)" }),
-    offset: t.int({ description: "Skip this many rows first" }),
-  }));
 }

@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import type { Authenticated, Resolution } from "../auth/caller.ts";
-import { channels, parseId } from "../db/channels.ts";
-import { outsideUnitOfWork } from "../db/unit-of-work.ts";
-import { Unauthorized } from "../errors.ts";
-import type { EventBus } from "../events/bus.ts";
+import type { Authenticated, Resolution } from "../../auth/caller.ts";
+import { channels, parseId } from "../../db/channels.ts";
+import { outsideUnitOfWork } from "../../db/unit-of-work.ts";
+import { Unauthorized } from "../../errors.ts";
+import type { EventBus } from "../../events/bus.ts";
 
 /** What follows a credential: an open subscription. */
 export interface Follower {

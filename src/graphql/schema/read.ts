@@ -1,14 +1,13 @@
 import type { GraphQLResolveInfo } from "graphql";
-import type { Key, Literal, ODataQuery, QueryOptions } from "../core/query.ts";
-import { compileQuery, type ReadContext, readRows as readCoreRows } from "../core/read.ts";
-import { BadRequest } from "../errors.ts";
-import { access, type GraphQLContext } from "./context.ts";
-import type { RootReads } from "./root-reads.ts";
+import type { Key, Literal, ODataQuery, QueryOptions } from "../../core/query.ts";
+import { compileQuery, type ReadContext, readRows as readCoreRows } from "../../core/read.ts";
+import { BadRequest } from "../../errors.ts";
+import { access, type GraphQLContext } from "../context.ts";
+import type { ObjectSpec, Row } from "./graphql-model.ts";
 import type { ListArguments } from "./selection.ts";
-import type { ObjectSpec, Row } from "./types.ts";
 
 // Every root field is one read plan, whatever its selection below; the root fields of a query
-// operation run together as one SQL statement (root-reads.ts).
+// operation run together as one SQL statement (`context.reads`, execution/root-reads.ts).
 
 export function readContext(context: GraphQLContext): ReadContext {
   const { db, model, statementCache } = context.core;
@@ -32,7 +31,11 @@ export function readRootRows(context: GraphQLContext, query: ODataQuery): Promis
 }
 
 // Async, as the core's readRows is: a planning error rejects, it does not throw.
-async function rootRows(query: ODataQuery, context: ReadContext, reads: RootReads): Promise<Row[]> {
+async function rootRows(
+  query: ODataQuery,
+  context: ReadContext,
+  reads: GraphQLContext["reads"],
+): Promise<Row[]> {
   const { json } = await reads.read(compileQuery(query, context));
   return JSON.parse(json) as Row[];
 }
@@ -68,6 +71,22 @@ export async function readOne(
 ): Promise<Row | null> {
   const [found] = await read(context, { resource, key, count: false, options });
   return found ?? null;
+}
+
+/**
+ * What a batch of lookups by id of `resource`'s rows reads for the field of `info` (execution/loaders.ts):
+ * the field's selection, charged to the request for `rows` rows.
+ */
+export function batchOptions(
+  context: GraphQLContext,
+  resource: string,
+  info: GraphQLResolveInfo,
+  rows: number,
+): QueryOptions {
+  const { graph, selection } = context.core;
+  const options = selection.selection(graph.objectOf(resource), info.fieldNodes, info);
+  selection.charge(context.cost, options, rows);
+  return options;
 }
 
 /** A root `…Count` field: how many rows match, run with the operation's other root reads. */

@@ -1,7 +1,8 @@
 import SchemaBuilder from "@pothos/core";
 import { GraphQLError, Kind } from "graphql";
 import { JSONResolver } from "graphql-scalars";
-import type { GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "../context.ts";
+import type { Row } from "./graphql-model.ts";
 
 export interface SchemaTypes {
   Context: GraphQLContext;
@@ -12,7 +13,29 @@ export interface SchemaTypes {
   DefaultFieldNullability: false;
 }
 
-export type Builder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>>;
+type Types = PothosSchemaTypes.ExtendDefaultTypes<SchemaTypes>;
+export type Builder = PothosSchemaTypes.SchemaBuilder<Types>;
+
+// Pothos types refs by their TypeScript shapes; these types are generated from the registry at run
+// time, so every row is a Row and the generated field maps are cast once, where they are built.
+export type ObjectRef = PothosSchemaTypes.ImplementableObjectRef<Types, Row>;
+export type InputRef = PothosSchemaTypes.ImplementableInputObjectRef<Types, Row, Row>;
+
+/** Each table's object type and the inputs that read it, by the type's name (objects.ts). */
+export interface ObjectRefs {
+  readonly objects: ReadonlyMap<string, ObjectRef>;
+  readonly wheres: ReadonlyMap<string, InputRef>;
+  readonly orderBys: ReadonlyMap<string, InputRef>;
+}
+
+/** The GraphQL scalar of each of the model's scalar types. */
+export const scalarOf = {
+  Integer: "Int",
+  Text: "String",
+  Boolean: "Boolean",
+  DateTime: "DateTime",
+  JSON: "JSON",
+} as const;
 
 function parseDateTime(value: unknown): Date {
   const date = typeof value === "string" ? new Date(value) : undefined;

@@ -6,9 +6,9 @@ import type { SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { YogaServerInstance } from "graphql-yoga";
 import { WebSocketServer } from "ws";
-import type { Caller } from "../auth/caller.ts";
-import { newUnitOfWork, withUnitOfWork } from "../db/unit-of-work.ts";
-import type { GraphQLContext, ServerContext } from "./context.ts";
+import type { Caller } from "../../auth/caller.ts";
+import { newUnitOfWork, withUnitOfWork } from "../../db/unit-of-work.ts";
+import type { GraphQLContext, ServerContext } from "../context.ts";
 import { connectionCredential } from "./ws-credential.ts";
 
 // GraphQL over WebSocket (the graphql-ws protocol, `graphql-transport-ws`), on /graphql beside

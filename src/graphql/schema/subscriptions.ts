@@ -1,16 +1,15 @@
 import type { GraphQLResolveInfo } from "graphql";
-import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../core/query.ts";
-import { finalJobStatuses } from "../core/write/rules/command-job.ts";
-import { type Channel, channels, parseDeviceChange, parseId } from "../db/channels.ts";
-import { NotFound } from "../errors.ts";
-import type { EventBus } from "../events/bus.ts";
-import { ChangeStream, defaultLimits } from "../events/change-stream.ts";
-import type { Builder } from "./builder.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../../core/query.ts";
+import { finalJobStatuses } from "../../core/write/rules/command-job.ts";
+import { type Channel, channels, parseDeviceChange, parseId } from "../../db/channels.ts";
+import { NotFound } from "../../errors.ts";
+import type { EventBus } from "../../events/bus.ts";
+import { ChangeStream, defaultLimits } from "../../events/change-stream.ts";
+import { access, type GraphQLContext } from "../context.ts";
+import type { Builder, InputRef, ObjectRef, ObjectRefs } from "./builder.ts";
+import type { GraphQLModel, ObjectSpec, Row } from "./graphql-model.ts";
 import { followCaller } from "./live-caller.ts";
-import type { InputRef, ObjectRef, ObjectRefs } from "./objects.ts";
 import { readRows } from "./read.ts";
-import type { GraphQLModel, ObjectSpec, Row } from "./types.ts";
 import type { WhereInput } from "./where.ts";
 
 // Live state over GraphQL subscriptions (SSE at /graphql, yoga's own transport). The change bus

@@ -8,7 +8,7 @@ import type { Plugin } from "graphql-yoga";
 // refused while it is parsed, not after a whole AST of it (5.5 MB for the 85 KB of 2,000 aliases,
 // kept by the parser cache) has been built. Every parse of a request's document goes through
 // yoga's (envelop's) `parse`, which `useDocumentLimits` replaces: the HTTP handler's
-// (yoga.ts `learnDocument`), yoga's HTTP layer, persisted queries (parsed by their text),
+// (valid-documents.ts `learn`), yoga's HTTP layer, persisted queries (parsed by their text),
 // graphql-ws (ws.ts) and graphql-sse (sse-single-connection.ts).
 //
 // Two limits, both derived from GRAPHQL_MAX_FIELDS (`maxFields`):

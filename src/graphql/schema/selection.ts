@@ -15,10 +15,10 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../core/query.ts";
-import { BadRequest } from "../errors.ts";
+import type { ExpandItem, OrderItem, QueryOptions, SelectItem } from "../../core/query.ts";
+import { BadRequest } from "../../errors.ts";
+import type { GraphQLModel, Member, ObjectSpec } from "./graphql-model.ts";
 import { throughField } from "./nested-errors.ts";
-import type { GraphQLModel, Member, ObjectSpec } from "./types.ts";
 import { type WhereInput, WhereTranslator } from "./where.ts";
 
 /** What a resolver knows of the operation, enough to read the selection below a field. */
@@ -65,7 +65,7 @@ export const relationKey = (responseKey: string): string => `$${responseKey}`;
 /**
  * How the rows a selection reads are keyed. `fields`, for the resolvers: scalar fields under their
  * GraphQL names, relations under `relationKey`. `answer`: every value under its response key, in
- * the selection's order, `__typename` included, so the row is already GraphQL's answer (answer.ts).
+ * the selection's order, `__typename` included, so the row is already GraphQL's answer (execution/answer.ts).
  */
 export type RowKeys = "fields" | "answer";
 
@@ -123,8 +123,9 @@ export class SelectionPlanner {
   }
 
   /**
-   * Plans and charges an operation's root fields before its first resolver runs (document-limits.ts),
-   * which then finds them planned; the refusal when the operation is over the cost limit.
+   * Plans and charges an operation's root fields before its first resolver runs
+   * (execution/document-limits.ts), which then finds them planned; the refusal when the operation is
+   * over the cost limit.
    */
   chargeOperation(cost: RequestCost, root: RootOperation): Error | undefined {
     cost.roots ??= this.planRoots(cost, root);
