@@ -66,6 +66,12 @@ const MAX_GRAPHQL_CHAIN = 10;
 /** Text that is an SQL statement (or a subquery of one): the checks below find where they are written. */
 const STATEMENT = /\b(?:SELECT|INSERT INTO|DELETE FROM)\b|\bUPDATE\s+"/;
 
+/** SQL text that moves a command job or its results: an INSERT, UPDATE or DELETE on their tables. */
+const JOB_STATEMENT =
+  /\b(?:INSERT\s+INTO|UPDATE(?:\s+ONLY)?|DELETE\s+FROM|MERGE\s+INTO)\s+"?command_(?:job|result)\b/i;
+/** The one module that moves them: a job's statuses, its transitions, and the statements of each. */
+const JOB_LIFECYCLE = "src/core/job-lifecycle/";
+
 /**
  * The files the table of a section of ARCHITECTURE.md names in its first column: each `src/…` path,
  * and each bare `x.ts` beside the path before it in the same cell.
@@ -143,6 +149,15 @@ describe("the boundaries of src/", () => {
         STATEMENT.test(codeOf(`${root}${file}`)),
     );
     expect(unnamed).toEqual([]);
+  });
+
+  it(`moves command jobs and their results only in their lifecycle (${JOB_LIFECYCLE})`, () => {
+    const movers = sources.filter(
+      (file) => !file.startsWith(JOB_LIFECYCLE) && JOB_STATEMENT.test(codeOf(`${root}${file}`)),
+    );
+    expect(movers).toEqual([]);
+    // What it checks is there to find: the lifecycle's own statements.
+    expect(JOB_STATEMENT.test(codeOf(`${root}${JOB_LIFECYCLE}cancel.ts`))).toBe(true);
   });
 
   it('marks each system write "System write" where it is defined, as ARCHITECTURE.md promises', () => {
@@ -352,6 +367,16 @@ describe("the checks themselves fail when they should", () => {
     expect(STATEMENT.test('db.query({ text: `SELECT "id" FROM "user"`, values: [] })')).toBe(true);
     expect(STATEMENT.test('sql`UPDATE "device" SET "is_online" = false`')).toBe(true);
     expect(STATEMENT.test("// Selects the rows: UPDATE them later")).toBe(false);
+  });
+
+  it("finds a statement that moves a command job or a result, and not one that reads or locks them", () => {
+    expect(JOB_STATEMENT.test('sql`UPDATE "command_result" r SET "status" = \'running\'`')).toBe(true);
+    expect(JOB_STATEMENT.test('sql`INSERT INTO "command_job" ("method") VALUES ($1)`')).toBe(true);
+    expect(JOB_STATEMENT.test("DELETE FROM command_result WHERE id = 1")).toBe(true);
+    expect(JOB_STATEMENT.test('WITH s AS (update "command_job" SET "status" = $1)')).toBe(true);
+    expect(JOB_STATEMENT.test('SELECT "id" FROM "command_job" WHERE "id" = $1 FOR UPDATE')).toBe(false);
+    expect(JOB_STATEMENT.test('SELECT count(*) FROM "command_result" FOR UPDATE SKIP LOCKED')).toBe(false);
+    expect(JOB_STATEMENT.test('UPDATE "device" SET "is_online" = false')).toBe(false);
   });
 
   it("finds a helper outside test/support/ and a test file over the limit, and nothing else", () => {

@@ -127,7 +127,7 @@ function manageableKeys(row: Fragment, actor: number, fleets: Fragment): Fragmen
 // write every one of them, whoever sent it; an issuer who lost one of them no longer sees it, and a
 // job with a device deleted since is left to admins (nobody can be shown to write that one). A job
 // whose result rows are still being written (their devices' ids kept in `target_devices`,
-// proxy/jobs/results.ts writeResults) is left to admins too: its devices are not all known yet.
+// core/job-lifecycle/create.ts writeResults) is left to admins too: its devices are not all known yet.
 function jobOverWritableDevices(row: Fragment, fleets: Fragment): Fragment {
   return sql`(${row}."target_devices" IS NULL
     AND EXISTS (SELECT 1 FROM "command_result" jr WHERE jr."command_job" = ${row}."id")

@@ -334,7 +334,7 @@ describe.each(databaseKinds)("supervisor commands as jobs on %s", (kind) => {
     const job = JSON.parse(response.body) as Job;
     await until(job.id, finished);
     expect(await readJob(job.id, alice)).toBeDefined();
-    // As a large job's lanes leave it between two chunks of rows (proxy/jobs/results.ts
+    // As a large job's lanes leave it between two chunks of rows (core/job-lifecycle/create.ts
     // writeResults): the devices still to write, bob's among them, are not results yet, so the rows
     // written so far cannot say who may see the job.
     await server.test.db.query({

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Settled, settleCommandJob } from "../../src/core/write/rules/command-job.ts";
+import { type Settled, settleCommandJob } from "../../src/core/job-lifecycle/finish.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 
 // Issue 45, item 3: a job says what happened. Its status follows its devices' outcomes by the rules

@@ -2,13 +2,13 @@ import { createServer } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { KeyBox } from "../../src/auth/key-box.ts";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
-import { writeResults } from "../../src/proxy/jobs/results.ts";
+import { writeResults } from "../../src/core/job-lifecycle/create.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 46: a large job's result rows are written in chunks, its devices called after the first
-// (results.ts writeResults, lane.ts); each device still gets one result, written once, a cancel
-// skips the rows not written yet, and the counts stay exact.
+// (core/job-lifecycle/create.ts writeResults, proxy/jobs/lane.ts); each device still gets one
+// result, written once, a cancel skips the rows not written yet, and the counts stay exact.
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // More than a lane's first chunk of rows (1,000) and more than a job's inline rows (submit.ts).
@@ -139,7 +139,7 @@ describe.each(databaseKinds)("a large job's result rows on %s", (kind) => {
 
   it("writes the rest of a job cancelled while its rows were written as skipped, and then it is cancelled", async () => {
     // A job whose first three rows were written and whose other devices' rows were not, cancelled
-    // (its pending rows skipped by the cancel, as core/write/rules/command-job.ts does).
+    // (its pending rows skipped by the cancel, as core/job-lifecycle/cancel.ts does).
     const rest = devices.slice(3, 8);
     const [made] = await server.test.db.query<{ id: number }>({
       text: `INSERT INTO "command_job" ("is_issued_by__actor", "method", "path", "target", "status",

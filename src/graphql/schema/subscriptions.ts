@@ -1,6 +1,6 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../../core/query.ts";
-import { finalJobStatuses } from "../../core/write/rules/command-job.ts";
+import { finalJobStatuses } from "../../core/job-lifecycle/lifecycle.ts";
 import { type Channel, channels, parseDeviceChange, parseId } from "../../db/channels.ts";
 import { NotFound } from "../../errors.ts";
 import type { EventBus } from "../../events/bus.ts";

@@ -1,8 +1,9 @@
 import type { Permissions } from "../../auth/permissions.ts";
+import { cancelForSender } from "../../core/job-lifecycle/cancel.ts";
+import { type Claim, claimResults } from "../../core/job-lifecycle/claim.ts";
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
 import { findWritableDevices, type TargetDevice } from "../targets.ts";
-import { type Claim, cancelForSender, claimResults } from "./results.ts";
 import { senderPermissions } from "./sender.ts";
 import type { ResultWriter } from "./writer.ts";
 
@@ -46,7 +47,7 @@ export async function checkClaims(
 ): Promise<Checked> {
   if (!permissions) {
     const taken = [...claims.map((claim) => claim.id), ...takeWaiting()];
-    await deps.db.transaction((tx) => cancelForSender(tx, job, taken));
+    await cancelForSender(deps.db, job, taken);
     return { kind: "sender gone" };
   }
   const checkedAt = Date.now();
@@ -96,9 +97,9 @@ export async function checkAgain(
 }
 
 /**
- * Claims up to `count` of the job's devices with ids above `after` (results.ts claimResults) and
- * checks them. `claimed`: how many were claimed, callable or not (0: none is left to claim now);
- * `last`: the highest id claimed.
+ * Claims up to `count` of the job's devices with ids above `after` (core/job-lifecycle/claim.ts
+ * claimResults) and checks them. `claimed`: how many were claimed, callable or not (0: none is left
+ * to claim now); `last`: the highest id claimed.
  */
 export async function claimDevices(
   job: number,

@@ -5,9 +5,9 @@ import type { LaneData } from "../types.ts";
 // The job queue: pg-boss, on the same PostgreSQL as the data (its tables in the schema "pgboss"),
 // or on the embedded database through pg-boss's PGlite adapter. A command job is a few lanes on it
 // (README "Commands as jobs"): each lane keeps up to its width of the job's devices in flight,
-// claiming them from the job's results (results.ts). Every fleetgate instance on one database works
-// the same queue: a lane is taken by one of them (SKIP LOCKED), kept alive by its heartbeat, and
-// taken over by another when the heartbeat stops (a crash, a SIGKILL).
+// claiming them from the job's results (core/job-lifecycle/claim.ts). Every fleetgate instance on
+// one database works the same queue: a lane is taken by one of them (SKIP LOCKED), kept alive by its
+// heartbeat, and taken over by another when the heartbeat stops (a crash, a SIGKILL).
 
 // The name from when the queue carried fixed batches: a job queued before still runs (as lanes).
 export const JOB_QUEUE = "fleetgate-command-batch";

@@ -30,6 +30,35 @@ async function unfinishedJobs(db: Database): Promise<boolean> {
   return row?.found === true;
 }
 
+/** The queue and this instance's worker on it, as the configuration says. */
+async function startQueue(deps: JobsDeps): Promise<{ queue: CommandQueue; worker: Worker }> {
+  const { config } = deps;
+  const queue = await CommandQueue.start(
+    deps.db,
+    {
+      heartbeatSeconds: config.COMMAND_JOB_HEARTBEAT,
+      superviseSeconds: config.COMMAND_JOB_SUPERVISE_INTERVAL,
+      pollSeconds: config.COMMAND_JOB_POLL_INTERVAL,
+    },
+    (error) => deps.logger.warn({ err: error }, "command job queue"),
+  );
+  const worker = await startWorker(
+    { ...deps, queue, onError: (error) => deps.logger.warn({ err: error }, "command job results") },
+    {
+      width: config.COMMAND_JOB_BATCH_SIZE,
+      jobConcurrency: config.COMMAND_JOB_CONCURRENCY,
+      concurrency: config.COMMAND_JOB_INSTANCE_CONCURRENCY,
+      attempts: config.COMMAND_JOB_ATTEMPTS,
+      retryDelaySeconds: config.COMMAND_JOB_RETRY_DELAY,
+      // Longer than any call (a device answers or times out in PROXY_TIMEOUT_MS) and the write of
+      // its answer; a claim older than this was its dead worker's.
+      leaseSeconds: Math.ceil(deps.timeoutMs / 1000) + config.COMMAND_JOB_HEARTBEAT,
+    },
+  );
+  deps.logger.info("command job queue started");
+  return { queue, worker };
+}
+
 /**
  * The job queue and this instance's worker on it (README "Commands as jobs"). They start when there
  * is work: at once when a job is unfinished (one a restart interrupted), at this instance's first
@@ -42,32 +71,7 @@ export function startCommandJobs(deps: JobsDeps): StartedJobs {
   let stopped = false;
   const start = () => {
     // Not the request's (when its job is the first): the queue outlives it.
-    started ??= outsideUnitOfWork(async () => {
-      const queue = await CommandQueue.start(
-        deps.db,
-        {
-          heartbeatSeconds: config.COMMAND_JOB_HEARTBEAT,
-          superviseSeconds: config.COMMAND_JOB_SUPERVISE_INTERVAL,
-          pollSeconds: config.COMMAND_JOB_POLL_INTERVAL,
-        },
-        (error) => deps.logger.warn({ err: error }, "command job queue"),
-      );
-      const worker = await startWorker(
-        { ...deps, queue, onError: (error) => deps.logger.warn({ err: error }, "command job results") },
-        {
-          width: config.COMMAND_JOB_BATCH_SIZE,
-          jobConcurrency: config.COMMAND_JOB_CONCURRENCY,
-          concurrency: config.COMMAND_JOB_INSTANCE_CONCURRENCY,
-          attempts: config.COMMAND_JOB_ATTEMPTS,
-          retryDelaySeconds: config.COMMAND_JOB_RETRY_DELAY,
-          // Longer than any call (a device answers or times out in PROXY_TIMEOUT_MS) and the write of
-          // its answer; a claim older than this was its dead worker's.
-          leaseSeconds: Math.ceil(deps.timeoutMs / 1000) + config.COMMAND_JOB_HEARTBEAT,
-        },
-      );
-      deps.logger.info("command job queue started");
-      return { queue, worker };
-    });
+    started ??= outsideUnitOfWork(() => startQueue(deps));
     // A failed start is tried again by the next job or look.
     started.catch((error) => {
       deps.logger.error({ err: error }, "command job queue did not start");

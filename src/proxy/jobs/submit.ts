@@ -1,6 +1,7 @@
 import { issuedByPermissions } from "../../auth/issued-by.ts";
+import { createCommandJob } from "../../core/job-lifecycle/create.ts";
+import { announceCommandJob } from "../../core/job-lifecycle/finish.ts";
 import { readRows } from "../../core/read.ts";
-import { channels, notify } from "../../db/channels.ts";
 import type { Executor } from "../../db/database.ts";
 import { param, sql, toStatement } from "../../db/sql.ts";
 import { BadRequest, UnprocessableContent } from "../../errors.ts";
@@ -9,7 +10,6 @@ import { checkCommand } from "../device-call.ts";
 import { findTargetIds } from "../targets.ts";
 import type { CommandJobs, ProxyContext, ProxyInput } from "../types.ts";
 import { requestFingerprint } from "./fingerprint.ts";
-import { insertResults } from "./results.ts";
 
 export type CommandJobRow = Record<string, unknown> & { readonly id: number };
 
@@ -75,8 +75,8 @@ async function earlierJob(
  * 403), then the job, one pending result per device (a large job: its devices' ids, for its first
  * lane to write the results from) and the lanes that will run them are committed together. The
  * same actor's retry with the same key gets the job it made the first time; the same key with
- * another request is refused (earlierJob). System write: the job's rows are the server's record of
- * the caller's command; the caller's only write to them is a cancel, through the write core.
+ * another request is refused (earlierJob). The job's rows are written by its lifecycle
+ * (core/job-lifecycle/create.ts).
  */
 export async function submitCommandJob(
   input: ProxyInput,
@@ -95,32 +95,31 @@ export async function submitCommandJob(
   if (known !== undefined) return readOwnJob(known, context);
   const devices = await findTargetIds(input, context);
   const queue = await context.jobs.queue();
-  // A large job leaves its result rows to its lanes (results.ts writeResults): each costs its
-  // two foreign-key checks, more than the rest of the submission together.
+  // A large job leaves its result rows to its lanes (core/job-lifecycle/create.ts writeResults):
+  // each costs its two foreign-key checks, more than the rest of the submission together.
   const inline = devices.length <= INLINE_RESULTS;
   const id = await context.db.transaction(async (tx) => {
-    const [created] = await tx.query<{ id: number }>(
-      toStatement(sql`INSERT INTO "command_job" ("is_issued_by__actor", "method", "path", "data", "target",
-          "targeted_count", "pending_count", "idempotency_key", "request_fingerprint", "app_scoped",
-          "target_devices")
-        VALUES (${param(context.actor, "int4")}, ${param(command.method, "text")}, ${param(command.path, "text")},
-          ${param(command.data === undefined ? null : JSON.stringify(redactMembers(command.data)), "jsonb")},
-          ${param(JSON.stringify(target), "jsonb")}, ${param(devices.length, "int4")}, ${param(devices.length, "int4")},
-          ${param(idempotencyKey ?? null, "text")}, ${param(idempotencyKey === undefined ? null : fingerprint, "text")},
-          ${param(command.appScoped, "bool")}, ${param(inline ? null : JSON.stringify(devices), "jsonb")})
-        ON CONFLICT ("is_issued_by__actor", "idempotency_key") DO NOTHING
-        RETURNING "id"`),
-    );
+    const job = await createCommandJob(tx, {
+      actor: context.actor,
+      method: command.method,
+      path: command.path,
+      data: command.data === undefined ? undefined : redactMembers(command.data),
+      target,
+      devices,
+      idempotencyKey,
+      fingerprint,
+      appScoped: command.appScoped,
+      inline,
+    });
     // The same key sent twice at once: the other request made the job.
-    if (!created) return (await earlierJob(tx, context.actor, idempotencyKey, fingerprint)) as number;
-    const job = created.id;
-    if (inline) await insertResults(tx, job, devices);
+    if (job === undefined)
+      return (await earlierJob(tx, context.actor, idempotencyKey, fingerprint)) as number;
     await queue.enqueue(
       tx,
       context.jobs.lanes(devices.length).map((width) => ({ job, command, width })),
     );
-    await tx.query(toStatement(sql`SELECT ${notify(channels.commandJob, param(String(job), "text"))}`));
-    return created.id;
+    await announceCommandJob(tx, job);
+    return job;
   });
   return readOwnJob(id, context);
 }

@@ -1,6 +1,6 @@
-import { lockCommandJobs, settleCommandJob } from "../../core/write/rules/command-job.ts";
+import { answerCommandJob, type Outcome } from "../../core/job-lifecycle/answer.ts";
+import { announceCommandJob } from "../../core/job-lifecycle/finish.ts";
 import type { Database } from "../../db/database.ts";
-import { notifyCommandJob, type Outcome, recordOutcomes } from "./results.ts";
 
 export interface WriterOptions {
   /** How often buffered outcomes are written. */
@@ -15,9 +15,9 @@ export const writerDefaults: WriterOptions = { flushMs: 100, maxRows: 500, annou
 
 /**
  * This instance's outcomes, written in bulk: each job's buffer in transactions of up to `maxRows`
- * (the job's lock, one UPDATE … FROM unnest, the job's counts) every `flushMs`, or as soon as it
- * holds `maxRows`. One write per job at a time, in order. A write that fails keeps its outcomes for
- * the next one.
+ * (answerCommandJob: the job's lock, one UPDATE of its rows, the job's counts) every `flushMs`, or
+ * as soon as it holds `maxRows`. One write per job at a time, in order. A write that fails keeps
+ * its outcomes for the next one.
  */
 export class ResultWriter {
   private readonly buffers = new Map<number, Outcome[]>();
@@ -78,11 +78,7 @@ export class ResultWriter {
       const announce = Date.now() - (this.announced.get(job) ?? 0) >= this.options.announceMs;
       let finished: boolean;
       try {
-        finished = await this.db.transaction(async (tx) => {
-          await lockCommandJobs(tx, [job]);
-          const settled = await recordOutcomes(tx, job, outcomes);
-          return settleCommandJob(tx, job, settled, announce ? "changed" : "finished");
-        });
+        finished = await answerCommandJob(this.db, job, outcomes, announce ? "changed" : "finished");
       } catch (error) {
         this.buffers.set(job, [...outcomes, ...(this.buffers.get(job) ?? [])]);
         throw error;
@@ -109,7 +105,7 @@ export class ResultWriter {
       if (this.buffers.has(job) || now - (this.announced.get(job) ?? 0) < this.options.announceMs) continue;
       this.unannounced.delete(job);
       this.announced.set(job, now);
-      notifyCommandJob(this.db, job).catch(this.onError);
+      announceCommandJob(this.db, job).catch(this.onError);
     }
     // A job this instance stopped writing for long ago needs no interval any more.
     for (const [job, at] of this.announced) {
