@@ -9,11 +9,12 @@ import {
   Kind,
   OperationTypeNode,
 } from "graphql";
+import { asReader } from "../auth/request-context.ts";
 import { runReads } from "../core/combined-reads.ts";
 import type { Literal, ODataQuery, QueryOptions } from "../core/query.ts";
 import { queryShape } from "../core/query-shape.ts";
 import { type CompiledRead, compileQuery } from "../core/read.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "./context.ts";
 import type { RootRead } from "./queries.ts";
 import { countQuery, keyOf, readContext } from "./read.ts";
 import { collectFields, type ListArguments, type RootOperation } from "./selection.ts";
@@ -90,7 +91,7 @@ export async function answerBySql(
   const { combined, db, selection } = context.core;
   if (!combined || !context.caller) return undefined;
   const fresh = (request: OperationRequest) => plan(context, schema, reads, request);
-  const { cacheKey } = access(context).permissions;
+  const { cacheKey } = asReader(context).permissions;
   const planned = plans && cacheKey !== undefined ? plans.plan(request, cacheKey, fresh) : fresh(request);
   if (!planned || !selection.fits(context.cost, planned.rows)) return undefined;
   const { parts } = planned;

@@ -1,4 +1,5 @@
 import { credentialTables } from "../auth/caller.ts";
+import { asWriter } from "../auth/request-context.ts";
 import type { Key } from "../core/query.ts";
 import {
   type Change,
@@ -11,7 +12,7 @@ import {
 import { NotFound } from "../errors.ts";
 import type { Field, Resource } from "../model/types.ts";
 import type { Builder } from "./builder.ts";
-import { type GraphQLContext, writer } from "./context.ts";
+import type { GraphQLContext } from "./context.ts";
 import { camelCase, pascalCase, plural } from "./names.ts";
 import { type InputRef, type ObjectRefs, scalarOf } from "./objects.ts";
 import { keyArguments } from "./queries.ts";
@@ -70,7 +71,7 @@ async function asCaller<T>(
   work: (write: WriteContext) => Promise<T>,
 ) {
   // Outside the try: no credential is a 401, not a refusal of these rows.
-  const { caller, permissions } = writer(context);
+  const { caller, permissions } = asWriter(context);
   try {
     return await work({ db: context.core.db, model: context.core.model, permissions, actor: caller.actor });
   } finally {
@@ -164,7 +165,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
           },
           resolve: async (_root, args, context, info) => {
             // No credential is a 401 before anything is looked up (not the NOT_FOUND of what it cannot see).
-            writer(context);
+            asWriter(context);
             const { patch: given, ...keyArgs } = args as Row;
             const selected = selectOne(context, info);
             // By id from here on: the patch may change the key the row was named by.
@@ -221,7 +222,7 @@ export function mutationFields(builder: Builder, graph: GraphQLModel, refs: Obje
           description: `Deletes one ${spec.name}; answers with it as it was`,
           args: keyArguments(builder, spec, resource),
           resolve: async (_root, args, context, info) => {
-            writer(context);
+            asWriter(context);
             const key = keyOf(spec, resource.keys, args as Row);
             const before = await readOne(context, resource.name, key, selectOne(context, info));
             if (!before) throw new NotFound(`No ${spec.name} with that key`);

@@ -1,8 +1,9 @@
 import type { GraphQLResolveInfo } from "graphql";
+import { asReader } from "../auth/request-context.ts";
 import type { Key, Literal, ODataQuery, QueryOptions } from "../core/query.ts";
 import { compileQuery, type ReadContext, readRows as readCoreRows } from "../core/read.ts";
 import { BadRequest } from "../errors.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "./context.ts";
 import type { RootReads } from "./root-reads.ts";
 import type { ListArguments } from "./selection.ts";
 import type { ObjectSpec, Row } from "./types.ts";
@@ -15,7 +16,7 @@ export function readContext(context: GraphQLContext): ReadContext {
   return {
     db,
     model,
-    permissions: access(context).permissions,
+    permissions: asReader(context).permissions,
     format: "v4",
     ...(statementCache ? { statementCache } : {}),
   };

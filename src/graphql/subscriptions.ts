@@ -1,4 +1,5 @@
 import type { GraphQLResolveInfo } from "graphql";
+import { asReader } from "../auth/request-context.ts";
 import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../core/query.ts";
 import { finalJobStatuses } from "../core/write/rules/command-job.ts";
 import { type Channel, channels, parseDeviceChange, parseId } from "../db/channels.ts";
@@ -6,7 +7,7 @@ import { NotFound } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import { ChangeStream, defaultLimits } from "../events/change-stream.ts";
 import type { Builder } from "./builder.ts";
-import { access, type GraphQLContext } from "./context.ts";
+import type { GraphQLContext } from "./context.ts";
 import { followCaller } from "./live-caller.ts";
 import type { InputRef, ObjectRef, ObjectRefs } from "./objects.ts";
 import { readRows } from "./read.ts";
@@ -44,7 +45,7 @@ function reader(
   where: unknown,
   extra: readonly SelectItem[] = [],
 ) {
-  access(context);
+  asReader(context);
   const { selection } = context.core;
   const options = selection.options(spec, info.fieldNodes, info, { where: where as WhereInput | null });
   selection.charge({ rows: 0 }, options, defaultLimits.batch);

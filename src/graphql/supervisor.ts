@@ -1,7 +1,8 @@
+import { asWriter } from "../auth/request-context.ts";
 import { type Delivery, sendCommand, senderOf } from "../proxy/send-command.ts";
 import type { DeviceResult, ProxyInput } from "../proxy/types.ts";
 import type { Builder } from "./builder.ts";
-import { type GraphQLContext, writer } from "./context.ts";
+import type { GraphQLContext } from "./context.ts";
 import type { ObjectRef } from "./objects.ts";
 import type { Row } from "./types.ts";
 
@@ -106,7 +107,7 @@ async function command(
   input: Omit<ProxyInput, "uuid" | "deviceId" | "appId">,
   delivery: Delivery = {},
 ): Promise<Outcome> {
-  const sender = senderOf(writer(context).caller);
+  const sender = senderOf(asWriter(context));
   const proxyInput: ProxyInput = {
     ...input,
     uuid: target.uuid ?? undefined,

@@ -17,7 +17,8 @@ import {
 } from "graphql";
 import { createYoga, type Plugin, processRegularResult } from "graphql-yoga";
 import type { Logger } from "pino";
-import { type Caller, credentialOf, type Resolution } from "../auth/caller.ts";
+import { credentialOf, type Resolution } from "../auth/caller.ts";
+import { type CredentialSource, type RequestContext, requestContext } from "../auth/request-context.ts";
 import type { Config } from "../config.ts";
 import { CombinedStatements } from "../core/combined-reads.ts";
 import type { QueryStatementCache } from "../core/read.ts";
@@ -57,8 +58,11 @@ export interface GraphQLDeps {
   readonly events: EventBus;
   readonly config: Config;
   readonly logger: Logger;
-  /** The request's caller, if its credential is valid (resolved before the handler, cached). */
-  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+  /**
+   * The context of a GraphQL over WebSocket operation, resolved as an HTTP request's is before its
+   * handler (an HTTP request's own is `requestContext`'s).
+   */
+  readonly resolveContext: (request: CredentialSource) => Promise<RequestContext>;
   /** A credential resolved as a new request's would be, bypassing the cache: open subscriptions recheck theirs. */
   readonly resolveCredential: (credential: string) => Promise<Resolution>;
   /** Compiled reads by query shape, shared with the OData surface. */
@@ -233,7 +237,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     parserAndValidationCache: { documentCache: new KeptDocuments(), errorCache: new KeptDocuments() },
     context: async ({ req }) => {
       const context: GraphQLContext = {
-        caller: await deps.callerOf(req),
+        caller: requestContext(req).caller,
         credential: credentialOf(req.headers, req.query),
         core,
         loaders: new RowLoaders((query) => readRows(context, query)),
@@ -303,7 +307,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
   const handler: GraphQLHandler = async (request, reply) => {
     // An invalid credential is refused before anything runs, as on every route: a query that reads
     // nothing of the caller (`{ __typename }`) must not answer as if it were anonymous.
-    if (!(await deps.callerOf(request))) {
+    if (!requestContext(request).caller) {
       sendRequestError(new Unauthorized(), reply);
       return reply;
     }
@@ -370,7 +374,7 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     return reply.type(`${mediaType}; charset=utf-8`).send(JSON.stringify(result));
   };
   return Object.assign(handler, {
-    webSocket: graphqlOverWebSocket(yoga, { callerOf: deps.callerOf }),
+    webSocket: graphqlOverWebSocket(yoga, { resolveContext: deps.resolveContext }),
     streams,
   });
 }
