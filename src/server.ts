@@ -1,16 +1,11 @@
 import cors from "@fastify/cors";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyRequest,
-  LogController,
-} from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
+import { accountRefusals } from "./account/refusals.ts";
 import { accountRoutes } from "./account/routes.ts";
 import { Authenticator } from "./auth/caller.ts";
 import { KeyBox } from "./auth/key-box.ts";
-import { permissionsFor } from "./auth/policies.ts";
-import { callerOf, readerOf, requireCaller } from "./auth/request-caller.ts";
+import { resolveRequestContext } from "./auth/request-context.ts";
 import { signingSecret, storedSecret } from "./auth/secrets.ts";
 import { SharedLoginThrottle } from "./auth/shared-throttle.ts";
 import { throttleOptionsFrom } from "./auth/throttle.ts";
@@ -22,6 +17,7 @@ import type { ReadShape } from "./core/read.ts";
 import { StatementCache } from "./core/statement-cache.ts";
 import { channels, parseId } from "./db/channels.ts";
 import type { Database } from "./db/database.ts";
+import { deviceRefusals } from "./devices/refusals.ts";
 import { deviceRoutes } from "./devices/routes.ts";
 import { NotFound } from "./errors.ts";
 import { createBus } from "./events/bus.ts";
@@ -30,22 +26,24 @@ import { graphqlRoutes } from "./graphql/http.ts";
 import { useBearerChallenge } from "./http/bearer-challenge.ts";
 import { DEFAULT_BODY_LIMIT, useBodyLimits } from "./http/body-limits.ts";
 import { useCompression } from "./http/compression.ts";
-import { sendError } from "./http/errors.ts";
+import { type RefusalAnswer, sendError, surfaceErrors } from "./http/errors.ts";
 import { useJsonBodies } from "./http/json-body.ts";
 import { useMetrics } from "./http/metrics.ts";
 import { useReadiness } from "./http/readiness.ts";
+import { useRequestContext } from "./http/request-context.ts";
 import { REQUEST_ID_HEADER, requestIdOf, useRequestIds } from "./http/request-id.ts";
 import { useRequestLog } from "./http/request-log.ts";
 import { trustProxyOption } from "./http/trust-proxy.ts";
-import { noteActor, useUnitOfWork } from "./http/unit-of-work.ts";
 import { lazyRequestLogger } from "./logger.ts";
 import type { Model } from "./model/types.ts";
 import { odataRoutes } from "./odata/http.ts";
 import type { UrlShapeRead } from "./odata/read.ts";
+import { odataRefusals } from "./odata/refusals.ts";
 import { buildVersions } from "./odata/versions/index.ts";
 import { startCommandJobs } from "./proxy/jobs/start.ts";
 import { defaultNetworks, NetworkGuard } from "./proxy/network-guard.ts";
 import { proxyOutcomes } from "./proxy/outcome.ts";
+import { proxyRefusals } from "./proxy/refusals.ts";
 import { restartRoutes } from "./proxy/restart-routes.ts";
 import { proxyRoutes } from "./proxy/routes.ts";
 
@@ -133,7 +131,13 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     minBytes: deps.config.HTTP_COMPRESSION_MIN_BYTES,
   });
   useBodyLimits(app);
-  useUnitOfWork(app);
+  const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));
+  useRequestContext(app, {
+    authenticator,
+    // The probes and /metrics answer while the database is away; the console's files are the same
+    // for everyone.
+    takesNoCaller: (route) => operationsRoutes.has(route) || route.startsWith(CONSOLE_PREFIX),
+  });
   // The statement caches, shared by the OData and GraphQL surfaces (core/statement-cache.ts).
   const statementCaches = {
     urls: new StatementCache<UrlShapeRead>(),
@@ -159,7 +163,6 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     app.get(url, async (_request, reply) => reply.type("text/plain").send("OK"));
   useReadiness(app, deps.db);
 
-  const authenticator = new Authenticator(deps.db, await signingSecret(deps.db, deps.config.JWT_SECRET));
   // A write of this instance to a table credentials or rights are made of: cached callers are
   // forgotten, and with replicas, reads wait until they have replayed it (db/replicas.ts), from
   // this request on, not from when its announcement arrives.
@@ -167,23 +170,6 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     authenticator.forget();
     deps.db.rightsChanged?.();
   };
-  // The caller is resolved before the handler, so its (cached) lookup is not counted as the
-  // handler's own SQL: a read stays one statement.
-  // The probes and /metrics take no caller: they answer while the database (which a credential's
-  // lookup needs) is away.
-  // A callback hook, not an async one: no promise of its own on every request.
-  app.addHook("preHandler", (request, _reply, done) => {
-    const route = request.routeOptions.url ?? "";
-    // The console's files are the same for everyone: no caller to resolve.
-    if (operationsRoutes.has(route) || route.startsWith(CONSOLE_PREFIX)) {
-      done();
-      return;
-    }
-    callerOf(request, authenticator).then((caller) => {
-      if (caller && caller.kind !== "anonymous") noteActor(request, caller.actor);
-      done();
-    }, done);
-  });
   // The login throttle counts in the database every instance shares; while it cannot, in memory.
   const throttleOptions = throttleOptionsFrom(deps.config);
   const throttle = new SharedLoginThrottle(
@@ -196,31 +182,30 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     { ...metrics.logins, storeFailed: warnEvery(10_000, deps.logger) },
   );
   app.addHook("onClose", async () => throttle.close());
-  accountRoutes(app, { db: deps.db, model: deps.model, authenticator, throttle });
-  odataRoutes(app, {
-    db: deps.db,
-    model: deps.model,
-    versions: buildVersions(deps.model),
-    callerOf: async (request) => {
-      const caller = await readerOf(request, authenticator);
-      return {
-        permissions: permissionsFor(caller),
-        actor: caller.kind === "anonymous" ? undefined : caller.actor,
-      };
-    },
-    identitiesChanged,
-    limits: {
-      maxCost: deps.config.ODATA_MAX_COST,
-      unboundedRows: deps.config.ODATA_UNBOUNDED_ROWS,
-      maxExpandDepth: deps.config.ODATA_MAX_EXPAND_DEPTH,
-    },
-    statementCaches,
-    batch: {
-      maxParts: deps.config.ODATA_BATCH_MAX_PARTS,
-      maxBytes: deps.config.ODATA_BATCH_MAX_BYTES,
-      maxCost: deps.config.ODATA_BATCH_MAX_COST,
-    },
-  });
+  // Each surface below reads its request's context (auth/request-context.ts) and answers refusals
+  // its own way (surface(), with its refusals.ts; GraphQL in graphql/errors.ts).
+  await surface(app, accountRefusals, (scope) =>
+    accountRoutes(scope, { db: deps.db, model: deps.model, authenticator, throttle }),
+  );
+  await surface(app, odataRefusals, (scope) =>
+    odataRoutes(scope, {
+      db: deps.db,
+      model: deps.model,
+      versions: buildVersions(deps.model),
+      identitiesChanged,
+      limits: {
+        maxCost: deps.config.ODATA_MAX_COST,
+        unboundedRows: deps.config.ODATA_UNBOUNDED_ROWS,
+        maxExpandDepth: deps.config.ODATA_MAX_EXPAND_DEPTH,
+      },
+      statementCaches,
+      batch: {
+        maxParts: deps.config.ODATA_BATCH_MAX_PARTS,
+        maxBytes: deps.config.ODATA_BATCH_MAX_BYTES,
+        maxCost: deps.config.ODATA_BATCH_MAX_COST,
+      },
+    }),
+  );
   const keys = new KeyBox(
     await storedSecret(deps.db, "supervisor_key_secret", deps.config.SUPERVISOR_KEY_SECRET),
   );
@@ -246,12 +231,10 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     observe: metrics.proxyCommand,
     ...(commandJobs ? { jobs: commandJobs.jobs } : {}),
   };
-  const proxyDeps = {
-    ...proxy,
-    requireCaller: (request: FastifyRequest) => requireCaller(request, authenticator),
-  };
-  proxyRoutes(app, proxyDeps);
-  restartRoutes(app, proxyDeps);
+  await surface(app, proxyRefusals, (scope) => {
+    proxyRoutes(scope, proxy);
+    restartRoutes(scope, proxy);
+  });
   // The change bus of GraphQL subscriptions and of the credential cache. Closed before the server
   // waits for its requests to end, so open subscriptions complete and let it.
   const events = createBus(deps.db, deps.logger);
@@ -278,37 +261,45 @@ export async function buildServer(deps: Deps): Promise<FastifyInstance> {
     events,
     config: deps.config,
     logger: deps.logger,
-    callerOf: (request) => callerOf(request, authenticator),
+    resolveContext: (request) => resolveRequestContext(request, authenticator),
     resolveCredential: (credential) => authenticator.resolve(credential),
     statementCache: statementCaches.queries,
     answers: graphqlAnswers,
     documentPlans,
   });
-  deviceRoutes(app, {
-    db: deps.db,
-    model: deps.model,
-    keys,
-    requireCaller: (request) => requireCaller(request, authenticator),
-    offlineAfterSeconds: deps.config.DEVICE_OFFLINE_TIMEOUT,
-    reportWindowMs: deps.config.DEVICE_REPORT_WINDOW_MS,
-    events,
-  });
-  catalogueRoutes(app, {
-    db: deps.db,
-    model: deps.model,
-    config: deps.config,
-    // No credential (or an invalid one) reads the public catalogue.
-    permissionsOf: async (request) => {
-      const caller = await callerOf(request, authenticator);
-      return caller ? permissionsFor(caller) : undefined;
-    },
-  });
+  await surface(app, deviceRefusals, (scope) =>
+    deviceRoutes(scope, {
+      db: deps.db,
+      model: deps.model,
+      keys,
+      offlineAfterSeconds: deps.config.DEVICE_OFFLINE_TIMEOUT,
+      reportWindowMs: deps.config.DEVICE_REPORT_WINDOW_MS,
+      events,
+    }),
+  );
+  // The catalogue refuses nothing: the server's error handler answers its errors.
+  catalogueRoutes(app, { db: deps.db, model: deps.model, config: deps.config });
 
   // The browser console: static files, a client of /graphql like any other (issue 48).
   consoleRoutes(app);
 
   await app.ready();
   return app;
+}
+
+/**
+ * A surface's routes in a fastify scope of their own, whose errors the HTTP renderer answers with
+ * the surface's answer to a refusal (its refusals.ts): each surface maps a refusal once, there.
+ */
+async function surface(
+  app: FastifyInstance,
+  refusals: RefusalAnswer,
+  routes: (scope: FastifyInstance) => void,
+): Promise<void> {
+  await app.register(async (scope) => {
+    scope.setErrorHandler(surfaceErrors(refusals));
+    routes(scope);
+  });
 }
 
 /** Says the login throttle's store failed, at most once per `intervalMs`: an outage fails every login. */

@@ -13,6 +13,12 @@ import {
   importsInto,
   longestChain,
 } from "./support/import-graph.ts";
+import {
+  protocolAnswersInCore,
+  refusalClasses,
+  refusalsAnsweredOutside,
+  type Source,
+} from "./support/refusal-answers.ts";
 import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/test-layout.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
@@ -113,6 +119,20 @@ const graph = importGraph(root, ["src", "bench"], ["src/generated"]);
 const sources = [...graph.keys()].filter((file) => file.startsWith("src/"));
 const srcGraph: ImportGraph = new Map(sources.map((file) => [file, graph.get(file) ?? []]));
 
+/**
+ * Where a refusal may become another answer (test/support/refusal-answers.ts): the HTTP renderer,
+ * GraphQL's, and each surface's own rule, which src/server.ts gives the HTTP renderer of its routes.
+ */
+const isRenderer = (file: string) =>
+  file === "src/http/errors.ts" ||
+  file === "src/graphql/errors.ts" ||
+  /^src\/[a-z]+\/refusals\.ts$/.test(file);
+const withText = (file: string): Source => ({
+  file,
+  text: readFileSync(`${root}${file}`, "utf8"),
+  code: codeOf(`${root}${file}`),
+});
+
 describe("the boundaries of src/", () => {
   it("has no import cycle (bench/ included)", () => {
     expect(cycles(graph)).toEqual([]);
@@ -173,6 +193,20 @@ describe("the boundaries of src/", () => {
       (file) => file !== "src/db/channels.ts" && /pg_notify\s*\(/.test(codeOf(`${root}${file}`)),
     );
     expect(writers).toEqual([]);
+  });
+
+  it("answers a refusal as another error only in a surface's renderer, and the core names no protocol's answer", () => {
+    const files = sources.map(withText);
+    expect(refusalClasses(files)).toEqual(
+      new Set(["Unauthorized", "Forbidden", "NotFound", "NotAUser", "RowNotFound", "RowNotWritable"]),
+    );
+    expect(refusalsAnsweredOutside(files, isRenderer)).toEqual([]);
+    expect(protocolAnswersInCore(files)).toEqual([]);
+    // Each surface's rule is its renderer's: src/server.ts hands every one to the HTTP renderer.
+    const server = readFileSync(`${root}src/server.ts`, "utf8");
+    const rules = sources.filter((file) => /^src\/[a-z]+\/refusals\.ts$/.test(file));
+    expect(rules.length).toBeGreaterThanOrEqual(4);
+    expect(rules.filter((file) => !server.includes(`./${file.slice("src/".length)}`))).toEqual([]);
   });
 
   it("lets a command answered at once (proxy/command.ts) and a job (proxy/jobs/) share types, not import each other", () => {
@@ -377,6 +411,45 @@ describe("the checks themselves fail when they should", () => {
     expect(JOB_STATEMENT.test('SELECT "id" FROM "command_job" WHERE "id" = $1 FOR UPDATE')).toBe(false);
     expect(JOB_STATEMENT.test('SELECT count(*) FROM "command_result" FOR UPDATE SKIP LOCKED')).toBe(false);
     expect(JOB_STATEMENT.test('UPDATE "device" SET "is_online" = false')).toBe(false);
+  });
+
+  it("finds a refusal answered as another outside the renderers, and a protocol's answer named in the core", () => {
+    const source = (file: string, text: string): Source => ({ file, text, code: text });
+    const files = [
+      source("src/errors.ts", "export class Forbidden extends FleetgateError {}"),
+      source("src/proxy/send-command.ts", "export class NotAUser extends Forbidden {}"),
+      source("src/proxy/strict.ts", "export class NotTheOwner extends NotAUser {}"),
+      // Answered as another outside a renderer, by a subclass's subclass: found.
+      source("src/proxy/routes.ts", "throw error instanceof NotTheOwner ? new Unauthorized() : error;"),
+      // Over lines, in a block: found.
+      source(
+        "src/account/keys.ts",
+        "if (error instanceof NotFound) {\n  throw new FleetgateError(m, 500, c);\n}",
+      ),
+      // Handled, not answered as another (no new error in its statement): not found.
+      source("src/odata/write.ts", "if (error instanceof NotFound) return undefined;\nthrow new Error(x);"),
+      // Not a refusal class: not found.
+      source(
+        "src/graphql/root-reads.ts",
+        "return reason instanceof Error ? reason : new Error(String(reason));",
+      ),
+      // In a renderer: not found.
+      source(
+        "src/devices/refusals.ts",
+        "return refusal instanceof Forbidden ? new Unauthorized() : refusal;",
+      ),
+      // The core: a status and Unauthorized, in a comment too; GraphQL's Forbidden is no protocol's.
+      source("src/core/writable-row.ts", "// one they may only read is a 401\nthrow new Unauthorized();"),
+      source("src/core/write/candidates.ts", "// the 4013th row\nthrow new Forbidden(m);"),
+    ];
+    expect(refusalsAnsweredOutside(files, isRenderer)).toEqual([
+      "src/proxy/routes.ts: instanceof NotTheOwner … new Unauthorized",
+      "src/account/keys.ts: instanceof NotFound … new FleetgateError",
+    ]);
+    expect(protocolAnswersInCore(files)).toEqual([
+      "src/core/writable-row.ts: 401",
+      "src/core/writable-row.ts: Unauthorized",
+    ]);
   });
 
   it("finds a helper outside test/support/ and a test file over the limit, and nothing else", () => {

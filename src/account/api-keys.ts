@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { createApiKey } from "../auth/api-keys.ts";
-import { requireCaller } from "../auth/request-caller.ts";
+import { asWriter, requestContext } from "../auth/request-context.ts";
 import { BadRequest } from "../errors.ts";
 import type { AccountDeps } from "./deps.ts";
 import { keyActor, writableActor } from "./key-actor.ts";
@@ -19,11 +19,11 @@ function checkKeyRequest(version: "v1" | "v2", body: Body): void {
 
 /** Keys of an actor the caller names: a user (`/api-key/v1|v2`), a fleet (provisioning) or a device. */
 export function apiKeyRoutes(app: FastifyInstance, deps: AccountDeps): void {
-  const { db, authenticator } = deps;
+  const { db } = deps;
 
   for (const version of ["v1", "v2"] as const) {
     app.post(`/api-key/${version}`, async (request, reply) => {
-      const caller = await requireCaller(request, authenticator);
+      const caller = asWriter(requestContext(request));
       const body = bodyObject(request.body);
       checkKeyRequest(version, body);
       const actor = await keyActor(deps, caller, body);
@@ -40,7 +40,7 @@ export function apiKeyRoutes(app: FastifyInstance, deps: AccountDeps): void {
   const keyFor =
     (table: "application" | "device", name: string | null) =>
     async (request: FastifyRequest<{ Params: { id: string } }>) => {
-      const caller = await requireCaller(request, authenticator);
+      const caller = asWriter(requestContext(request));
       const body = bodyObject(request.body);
       const actor = await writableActor(deps, caller, table, Number(request.params.id));
       return createApiKey(db, {

@@ -1,8 +1,8 @@
 import type { Authenticated } from "../auth/caller.ts";
-import { permissionsFor } from "../auth/policies.ts";
+import type { Acting } from "../auth/request-context.ts";
 import { writableRowActor } from "../core/writable-row.ts";
 import type { Executor } from "../db/database.ts";
-import { BadRequest, FleetgateError, NotFound, Unauthorized } from "../errors.ts";
+import { BadRequest, NotFound, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import type { Body } from "./key-request.ts";
 
@@ -21,40 +21,33 @@ async function userActor(db: Executor, caller: Authenticated, id: unknown): Prom
   return user.actor;
 }
 
-/** The actor of a fleet or device the caller may change (they may then hold a key for it). */
-export async function writableActor(
+/**
+ * The actor of a fleet or device the caller may change (they may then hold a key for it); one they
+ * cannot see or may not change is refused (./refusals.ts).
+ */
+export function writableActor(
   context: { readonly db: Executor; readonly model: Model },
-  caller: Authenticated,
+  { permissions }: Acting<Authenticated>,
   table: "application" | "device",
   id: unknown,
 ): Promise<number> {
   if (typeof id !== "number" || !Number.isSafeInteger(id))
     throw new BadRequest(`'${table}' id must be an integer`);
-  try {
-    return await writableRowActor({ ...context, permissions: permissionsFor(caller) }, table, id);
-  } catch (error) {
-    // open-balena-api (src/features/api-keys/lib.ts) answers a fleet or device the caller cannot
-    // see, or that does not exist, with this 500, and balena-sdk turns exactly it into "Application
-    // not found" / "Device not found" (`isNoApplicationForKeyResponse`, `isNoDeviceForKeyResponse`).
-    if (error instanceof NotFound) {
-      throw new FleetgateError(`No ${table} found to associate with the api key`, 500, "NOT_FOUND");
-    }
-    throw error;
-  }
+  return writableRowActor({ ...context, permissions }, table, id);
 }
 
 /** The actor a key request's `actorType` and `actorTypeId` name, if the caller may hold its key. */
 export function keyActor(
   context: { readonly db: Executor; readonly model: Model },
-  caller: Authenticated,
+  acting: Acting<Authenticated>,
   body: Body,
 ): Promise<number> {
   switch (body.actorType) {
     case "user":
-      return userActor(context.db, caller, body.actorTypeId);
+      return userActor(context.db, acting.caller, body.actorTypeId);
     case "application":
     case "device":
-      return writableActor(context, caller, body.actorType, body.actorTypeId);
+      return writableActor(context, acting, body.actorType, body.actorTypeId);
     default:
       throw new BadRequest("'actorType' must be user, application or device");
   }

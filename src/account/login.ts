@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { hashPassword, verifyPassword } from "../auth/passwords.ts";
-import { requireCaller } from "../auth/request-caller.ts";
+import { asWriter, requestContext } from "../auth/request-context.ts";
 import { issueToken } from "../auth/tokens.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, Unauthorized } from "../errors.ts";
@@ -70,7 +70,7 @@ export function loginRoutes(app: FastifyInstance, deps: AccountDeps): void {
   });
 
   app.get("/user/v1/refresh-token", async (request, reply) => {
-    const caller = await requireCaller(request, authenticator);
+    const { caller } = asWriter(requestContext(request));
     if (caller.kind !== "user" || !caller.session) throw new Unauthorized();
     return reply.type("text/plain").send(await issueToken(authenticator.signingSecret, caller.session));
   });

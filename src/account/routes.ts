@@ -8,7 +8,7 @@ import { whoamiRoutes } from "./whoami.ts";
 /** The accounts surface: logins and session tokens, who the caller is, and the API keys they make. */
 export function accountRoutes(app: FastifyInstance, deps: AccountDeps): void {
   loginRoutes(app, deps);
-  whoamiRoutes(app, deps);
+  whoamiRoutes(app);
   userKeyRoutes(app, deps);
   apiKeyRoutes(app, deps);
 }

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Authenticated } from "../auth/caller.ts";
-import { requireCaller } from "../auth/request-caller.ts";
+import { asWriter, requestContext } from "../auth/request-context.ts";
 import { Unauthorized } from "../errors.ts";
-import type { AccountDeps } from "./deps.ts";
 
 /** `/actor/v1/whoami`'s answer: the actor, what kind it is, and that kind's own id and name. */
 function actorOf(caller: Authenticated): Record<string, unknown> {
@@ -28,14 +27,12 @@ function actorOf(caller: Authenticated): Record<string, unknown> {
 }
 
 /** Who the caller is: a user (`/user/v1/whoami`, users only), or any actor (`/actor/v1/whoami`). */
-export function whoamiRoutes(app: FastifyInstance, deps: AccountDeps): void {
-  const { authenticator } = deps;
-
+export function whoamiRoutes(app: FastifyInstance): void {
   app.get("/user/v1/whoami", async (request) => {
-    const caller = await requireCaller(request, authenticator);
+    const { caller } = asWriter(requestContext(request));
     if (caller.kind !== "user") throw new Unauthorized();
     return { id: caller.userId, username: caller.username, email: caller.email };
   });
 
-  app.get("/actor/v1/whoami", async (request) => actorOf(await requireCaller(request, authenticator)));
+  app.get("/actor/v1/whoami", async (request) => actorOf(asWriter(requestContext(request)).caller));
 }

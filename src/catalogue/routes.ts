@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Permissions } from "../auth/permissions.ts";
+import { asReader, requestContext } from "../auth/request-context.ts";
 import type { CatalogueConfig } from "../config.ts";
 import type { Executor } from "../db/database.ts";
 import { BadRequest, NotFound } from "../errors.ts";
@@ -14,14 +14,18 @@ export interface CatalogueDeps {
   readonly db: Executor;
   readonly model: Model;
   readonly config: CatalogueConfig;
-  /** The caller's permissions, as the OData routes get them; undefined without a (valid) credential. */
-  readonly permissionsOf: (request: FastifyRequest) => Promise<Permissions | undefined>;
 }
 
 /** `/config`, `/config/vars` and `/device-types/v1`: no credential needed; private device types only for those who may read them. */
 export function catalogueRoutes(app: FastifyInstance, deps: CatalogueDeps): void {
+  // The caller's permissions, as the OData routes have them; an invalid credential reads the
+  // public catalogue, as none does.
+  const permissionsOf = (request: FastifyRequest) => {
+    const context = requestContext(request);
+    return context.caller ? asReader(context).permissions : guestPermissions;
+  };
   const entries = async (request: FastifyRequest, slug?: string) =>
-    readEntries(deps.db, deps.model, (await deps.permissionsOf(request)) ?? guestPermissions, slug);
+    readEntries(deps.db, deps.model, permissionsOf(request), slug);
 
   app.get("/config", async (request) => configDocument(deps.config, await entries(request)));
 

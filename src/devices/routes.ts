@@ -4,7 +4,7 @@ import { createApiKey } from "../auth/api-keys.ts";
 import type { Authenticated } from "../auth/caller.ts";
 import type { KeyBox } from "../auth/key-box.ts";
 import type { Permissions } from "../auth/permissions.ts";
-import { permissionsFor } from "../auth/policies.ts";
+import { type Acting, asWriter, requestContext } from "../auth/request-context.ts";
 import { LinkReference } from "../core/query.ts";
 import { writableRowActor } from "../core/writable-row.ts";
 import { createEntity } from "../core/write/write.ts";
@@ -35,7 +35,6 @@ export interface DeviceDeps {
   readonly db: Database;
   readonly model: Model;
   readonly keys: KeyBox;
-  readonly requireCaller: (request: FastifyRequest) => Promise<Authenticated>;
   /** A device not heard from for this long is marked offline. */
   readonly offlineAfterSeconds: number;
   /** The change bus, whose announcements keep the target-state cache true. */
@@ -80,8 +79,7 @@ function parsed<T>(schema: z.ZodType<T>, body: unknown): T {
  * to (the device type) as the caller sees them: a private device type the caller cannot read is as
  * unknown as one that does not exist.
  */
-function registering(caller: Authenticated): Permissions {
-  const own = permissionsFor(caller);
+function registering(own: Permissions): Permissions {
   return { readable: own.readable, writable: () => sql`TRUE` };
 }
 
@@ -101,26 +99,24 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   });
   app.addHook("onClose", () => reports.drain());
 
-  /** A provisioning key registers into its own fleet; a user into a fleet they may change. */
-  async function mayRegister(caller: Authenticated, fleet: number): Promise<void> {
+  /**
+   * A provisioning key registers into its own fleet; a user into a fleet they may change (one they
+   * cannot see, or may only read, is refused: ./refusals.ts).
+   */
+  async function mayRegister({ caller, permissions }: Acting<Authenticated>, fleet: number): Promise<void> {
     if (caller.kind === "application") {
       if (caller.applicationId !== fleet) throw new Unauthorized();
       return;
     }
     if (caller.kind !== "user") throw new Unauthorized();
-    // A fleet the user cannot see (or that does not exist) is refused as open-balena-api refuses
-    // the device it would create there: 401, as for a fleet they may only read.
-    await writableRowActor({ db, model, permissions: permissionsFor(caller) }, "application", fleet).catch(
-      (error: unknown) => {
-        throw error instanceof NotFound ? new Unauthorized() : error;
-      },
-    );
+    await writableRowActor({ db, model, permissions }, "application", fleet);
   }
 
   app.post("/device/register", async (request, reply) => {
-    const caller = await deps.requireCaller(request);
+    const registrar = asWriter(requestContext(request));
+    const { caller } = registrar;
     const body = parsed(registration, request.body);
-    await mayRegister(caller, body.application);
+    await mayRegister(registrar, body.application);
     // The caller's right to register was checked above; the device is made by the write core's rules.
     const id = await createEntity(
       "device",
@@ -132,7 +128,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
           ? { is_of__device_type: new LinkReference("device_type", "slug", body.device_type, "device_type") }
           : {}),
       },
-      { db, model, permissions: registering(caller), actor: caller.actor },
+      { db, model, permissions: registering(registrar.permissions), actor: caller.actor },
     );
     const [device] = await db.query<{ actor: number }>({
       text: `SELECT "actor" FROM "device" WHERE "id" = $1::int4`,
@@ -148,8 +144,8 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
    * Only the device itself speaks for its state or reads its target: another device's uuid is
    * refused as a missing one is, with the same 401.
    */
-  async function asDevice(request: FastifyRequest<{ Params: { uuid: string } }>): Promise<DeviceCaller> {
-    const caller = await deps.requireCaller(request);
+  function asDevice(request: FastifyRequest<{ Params: { uuid: string } }>): DeviceCaller {
+    const { caller } = asWriter(requestContext(request));
     if (caller.kind !== "device" || caller.uuid !== request.params.uuid) throw new Unauthorized();
     return caller;
   }
@@ -199,7 +195,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
     reply: FastifyReply,
     endpoint: "v2" | "v3",
   ): Promise<FastifyReply> {
-    const caller = await asDevice(request);
+    const caller = asDevice(request);
     const ifNoneMatch = request.headers["if-none-match"];
     const known = cache.digest(caller);
     if (known !== undefined && notModified(ifNoneMatch, targetEtag(endpoint, known)))
@@ -214,7 +210,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
   }
 
   app.patch<{ Params: { uuid: string } }>("/device/v2/:uuid/state", async (request, reply) => {
-    const { uuid } = await asDevice(request);
+    const { uuid } = asDevice(request);
     if (!(await reports.submit(reportRow(uuid, parsed(stateReport, request.body), keys))))
       throw new NotFound(`No device ${uuid}`);
     return reply.type("application/json").send(JSON.stringify("OK"));
@@ -222,7 +218,7 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceDeps): void {
 
   // The real v17 supervisor's report: the body names the device; the answer is an empty 200.
   app.patch("/device/v3/state", async (request, reply) => {
-    const caller = await deps.requireCaller(request);
+    const { caller } = asWriter(requestContext(request));
     if (caller.kind !== "device") throw new Unauthorized();
     await recordStateV3(db, caller.uuid, parseStateV3(request.body), keys, (row) => reports.submit(row));
     return reply.code(200).send();

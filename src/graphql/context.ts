@@ -1,11 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Authenticated, Caller } from "../auth/caller.ts";
-import type { Permissions } from "../auth/permissions.ts";
-import { permissionsFor } from "../auth/policies.ts";
+import type { Caller } from "../auth/caller.ts";
 import type { CombinedStatements } from "../core/combined-reads.ts";
 import type { QueryStatementCache } from "../core/read.ts";
 import type { Database } from "../db/database.ts";
-import { Unauthorized } from "../errors.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Model } from "../model/types.ts";
 import type { CommandDeps } from "../proxy/types.ts";
@@ -23,7 +20,10 @@ export interface ServerContext {
 
 /** What every resolver can reach: the caller of this request and the cores it calls. */
 export interface GraphQLContext {
-  /** `anonymous` without a credential; undefined when the credential given is invalid. */
+  /**
+   * The request context's caller (auth/request-context.ts: read it through `asReader` or `asWriter`);
+   * a subscription's is replaced as its credential resolves anew (live-caller.ts).
+   */
   readonly caller: Caller | undefined;
   /** The credential the request presented, which a subscription follows (live-caller.ts). */
   readonly credential: string | undefined;
@@ -51,18 +51,4 @@ export interface GraphQLCore {
   readonly statementCache?: QueryStatementCache;
   /** The statements of combined root reads; absent with GRAPHQL_ONE_STATEMENT=false. */
   readonly combined?: CombinedStatements;
-}
-
-/** The caller and their permissions: an invalid credential is refused; no credential reads what is public. */
-export function access(context: GraphQLContext): { caller: Caller; permissions: Permissions } {
-  const caller = context.caller;
-  if (!caller) throw new Unauthorized();
-  return { caller, permissions: permissionsFor(caller) };
-}
-
-/** The caller who may write or command devices: one with a valid credential. */
-export function writer(context: GraphQLContext): { caller: Authenticated; permissions: Permissions } {
-  const { caller, permissions } = access(context);
-  if (caller.kind === "anonymous") throw new Unauthorized();
-  return { caller, permissions };
 }

@@ -1,6 +1,6 @@
-import type { FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import type { Caller, Resolution } from "../auth/caller.ts";
+import type { Resolution } from "../auth/caller.ts";
+import type { CredentialSource, RequestContext } from "../auth/request-context.ts";
 import type { Config } from "../config.ts";
 import { CombinedStatements } from "../core/combined-reads.ts";
 import type { QueryStatementCache } from "../core/read.ts";
@@ -11,7 +11,7 @@ import type { GraphQLCore } from "./context.ts";
 import type { GraphQLAnswers } from "./execution/answer.ts";
 import { CredentialWatch } from "./execution/credential-watch.ts";
 import { DocumentPlans } from "./execution/document-plans.ts";
-import { requestContext } from "./execution/request-context.ts";
+import { resolverContext } from "./execution/request-context.ts";
 import { type GraphQLHandler, requestHandler } from "./execution/request-handler.ts";
 import { envelopeRunner, SingleConnectionStreams } from "./execution/sse-single-connection.ts";
 import { graphqlOverWebSocket } from "./execution/ws.ts";
@@ -34,8 +34,11 @@ export interface GraphQLDeps {
   readonly events: EventBus;
   readonly config: Config;
   readonly logger: Logger;
-  /** The request's caller, if its credential is valid (resolved before the handler, cached). */
-  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+  /**
+   * The context of a GraphQL over WebSocket operation, resolved as an HTTP request's is before its
+   * handler (an HTTP request's own is auth/request-context.ts's `requestContext`).
+   */
+  readonly resolveContext: (request: CredentialSource) => Promise<RequestContext>;
   /** A credential resolved as a new request's would be, bypassing the cache: open subscriptions recheck theirs. */
   readonly resolveCredential: (credential: string) => Promise<Resolution>;
   /** Compiled reads by query shape, shared with the OData surface. */
@@ -60,19 +63,18 @@ export function createGraphQLServer(deps: GraphQLDeps): GraphQLServer {
     schema: buildSchema(core.graph),
     config: deps.config,
     logger: deps.logger,
-    context: requestContext(core, deps.callerOf),
+    context: resolverContext(core),
   });
   const streams = new SingleConnectionStreams(envelopeRunner(yoga.getEnveloped as never));
   const handler = requestHandler({
     yoga,
-    callerOf: deps.callerOf,
     streams,
     reads: rootReads(core.graph),
     plans: deps.documentPlans ?? new DocumentPlans(),
     answers: deps.answers,
   });
   return Object.assign(handler, {
-    webSocket: graphqlOverWebSocket(yoga, { callerOf: deps.callerOf }),
+    webSocket: graphqlOverWebSocket(yoga, { resolveContext: deps.resolveContext }),
     streams,
   });
 }

@@ -7,8 +7,8 @@ import type { Database } from "../db/database.ts";
 import { Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { DevicesOnline } from "./devices-online.ts";
+import { statementsOf } from "./request-context.ts";
 import { RequestMetrics } from "./request-metrics.ts";
-import { statementsOf } from "./unit-of-work.ts";
 
 // The families and their labels are listed in the README's "Operations" section; a test scrapes
 // each of them.

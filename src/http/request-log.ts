@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { redactUrl } from "../redact.ts";
-import { actorOf, statementsOf } from "./unit-of-work.ts";
+import { actorOf, statementsOf } from "./request-context.ts";
 
 // nginx's "client closed request": what the log says of an answer its client did not wait for.
 export const CLIENT_CLOSED_REQUEST = 499;
@@ -22,7 +22,7 @@ const isStream = (payload: unknown): boolean =>
  * (`ip`: request.ip, so X-Forwarded-For's as TRUST_PROXY trusts it), method, URL (credentials
  * redacted), status, time, SQL statement count and the caller's actor id (when it had a valid
  * credential); the count is also sent as the `x-sql-statements` response header, for clients, tests
- * and benchmarks (counted by the unit of work, ./unit-of-work.ts).
+ * and benchmarks (counted by the unit of work, ./request-context.ts).
  */
 export function useRequestLog(app: FastifyInstance, logger: Logger): void {
   const line = (request: FastifyRequest, reply: FastifyReply, status: number) => {

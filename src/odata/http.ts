@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { credentialTables } from "../auth/caller.ts";
-import type { Permissions } from "../auth/permissions.ts";
+import { asReader, asWriter, requestContext } from "../auth/request-context.ts";
 import type { ReadLimits } from "../core/limits.ts";
 import type { Database } from "../db/database.ts";
-import { Forbidden, Unauthorized } from "../errors.ts";
 import type { Model } from "../model/types.ts";
 import { batchRoute } from "./batch/route.ts";
 import { formatInUrl, STANDARD_ROOT, wantsV4 } from "./negotiation.ts";
@@ -17,13 +16,6 @@ export interface ODataDeps {
   readonly db: Database;
   readonly model: Model;
   readonly versions: Versions;
-  /**
-   * The caller's permissions and actor: no actor for a request without a credential (it reads what
-   * is public); throws Unauthorized for an invalid credential.
-   */
-  readonly callerOf: (
-    request: FastifyRequest,
-  ) => Promise<{ permissions: Permissions; actor: number | undefined }>;
   /** A write changed users or keys: cached credentials must be looked up again. */
   readonly identitiesChanged: () => void;
   /** The cost and depth limits of a read. */
@@ -32,11 +24,6 @@ export interface ODataDeps {
   readonly statementCaches?: ReadContext["statementCaches"];
   /** The bounds of one $batch (./batch/). */
   readonly batch?: { readonly maxParts: number; readonly maxBytes: number; readonly maxCost: number };
-}
-
-/** pinejs answers a write the caller may not make with 401 "Unauthorized"; its clients rely on it. */
-function asPinejsRefusal(error: unknown): never {
-  throw error instanceof Forbidden ? new Unauthorized() : error;
 }
 
 const headerText = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(",") : value);
@@ -53,7 +40,7 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
     const rest = (request: FastifyRequest) => request.url.slice(version.length + 1);
 
     app.get(`/${version}/$metadata`, async (request, reply) => {
-      await deps.callerOf(request);
+      asReader(requestContext(request));
       return reply.type("application/xml").headers(V4_HEADERS).send(metadata);
     });
 
@@ -61,14 +48,14 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
     // client, or a person following the banner's link, starts.
     const service = serviceDocument(version, deps.versions.view(version).model);
     const serviceRoute = async (request: FastifyRequest, reply: FastifyReply) => {
-      await deps.callerOf(request);
+      asReader(requestContext(request));
       return reply.type("application/json").headers(V4_HEADERS).send(service);
     };
     // `/v6/` too: the router ignores a trailing slash.
     app.get(`/${version}`, serviceRoute);
 
     app.get(`/${version}/*`, async (request, reply) => {
-      const { permissions } = await deps.callerOf(request);
+      const { permissions } = asReader(requestContext(request));
       const result = await read(
         {
           version,
@@ -93,9 +80,8 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
     });
 
     const writeRoute = async (request: FastifyRequest, reply: FastifyReply) => {
-      const { permissions, actor } = await deps.callerOf(request);
       // Writing needs a credential, whatever the caller's predicate would allow.
-      if (actor === undefined) throw new Unauthorized();
+      const { caller, permissions } = asWriter(requestContext(request));
       const v4 = wantsV4(version, request.headers, formatInUrl(request.url));
       const result = await write(
         {
@@ -109,9 +95,8 @@ export function odataRoutes(app: FastifyInstance, deps: ODataDeps): void {
           ifMatch: headerText(request.headers["if-match"]),
           ifNoneMatch: headerText(request.headers["if-none-match"]),
         },
-        { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor },
-        // OData v4 clients get the standard 403.
-      ).catch(v4 ? undefined : asPinejsRefusal);
+        { db: deps.db, model: deps.model, versions: deps.versions, permissions, actor: caller.actor },
+      );
       if (credentialTables.has(result.table)) deps.identitiesChanged();
       return reply.code(result.status).headers(result.headers).send(result.body);
     };

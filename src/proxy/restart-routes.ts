@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { writableRowActor } from "../core/writable-row.ts";
 import { BadRequest, NotFound } from "../errors.ts";
 import { proxyCommand } from "./command.ts";
-import { httpSender, type ProxyDeps } from "./routes.ts";
+import { httpSender } from "./routes.ts";
 import { sendResults } from "./send-results.ts";
-import type { DeviceResult } from "./types.ts";
+import type { CommandDeps, DeviceResult } from "./types.ts";
 
 // The restart routes balena-sdk calls outside /supervisor: `POST /application/:id/restart`
 // (application.restart, both lines) restarts the application on every online device of the fleet,
@@ -15,13 +15,13 @@ type Target = "application" | "device";
 
 const isOk = (result: DeviceResult) => !result.error && result.statusCode >= 200 && result.statusCode < 300;
 
-export function restartRoutes(app: FastifyInstance, deps: ProxyDeps): void {
+export function restartRoutes(app: FastifyInstance, deps: CommandDeps): void {
   const restart =
     (target: Target) => async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
-      const sender = httpSender(await deps.requireCaller(request));
+      const sender = httpSender(request);
       const id = Number(request.params.id);
       if (!Number.isSafeInteger(id)) throw new BadRequest(`'${target}' id must be an integer`);
-      // A fleet or device the caller cannot see is a 404 (the SDK's "not found"), one they cannot change a 401.
+      // A fleet or device the caller cannot see, or may not change, is refused (./refusals.ts).
       await writableRowActor({ db: deps.db, model: deps.model, permissions: sender.permissions }, target, id);
       const input = {
         path: "/v1/restart",

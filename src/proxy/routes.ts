@@ -1,13 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Caller } from "../auth/caller.ts";
-import { BadRequest, Unauthorized } from "../errors.ts";
-import { NotAUser, type Sender, sendCommand, senderOf } from "./send-command.ts";
+import { asWriter, requestContext } from "../auth/request-context.ts";
+import { BadRequest } from "../errors.ts";
+import { type Sender, sendCommand, senderOf } from "./send-command.ts";
 import { sendResults } from "./send-results.ts";
 import type { CommandDeps, ProxyInput } from "./types.ts";
-
-export interface ProxyDeps extends CommandDeps {
-  readonly requireCaller: (request: FastifyRequest) => Promise<Caller>;
-}
 
 /** RFC 7240: `Prefer: respond-async` asks for 202 and a job instead of waiting for every device. */
 export function prefersAsync(prefer: string | string[] | undefined): boolean {
@@ -17,19 +13,15 @@ export function prefersAsync(prefer: string | string[] | undefined): boolean {
   );
 }
 
-/** The sender of a command over HTTP: a caller who is not a user is pinejs's 401 here. */
-export function httpSender(caller: Caller): Sender {
-  try {
-    return senderOf(caller);
-  } catch (error) {
-    throw error instanceof NotAUser ? new Unauthorized() : error;
-  }
+/** The sender of a command over HTTP: the request's caller, who must be a user. */
+export function httpSender(request: FastifyRequest): Sender {
+  return senderOf(asWriter(requestContext(request)));
 }
 
 /** `POST /supervisor/<path>`: the HTTP shell around sendCommand. */
-export function proxyRoutes(app: FastifyInstance, deps: ProxyDeps): void {
+export function proxyRoutes(app: FastifyInstance, deps: CommandDeps): void {
   app.post("/supervisor/*", async (request: FastifyRequest, reply: FastifyReply) => {
-    const sender = httpSender(await deps.requireCaller(request));
+    const sender = httpSender(request);
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (typeof body !== "object" || Array.isArray(body))
       throw new BadRequest("The body must be a JSON object");

@@ -1,6 +1,6 @@
-import type { Authenticated, Caller } from "../auth/caller.ts";
+import type { Authenticated } from "../auth/caller.ts";
 import type { Permissions } from "../auth/permissions.ts";
-import { permissionsFor } from "../auth/policies.ts";
+import type { Acting } from "../auth/request-context.ts";
 import { Forbidden } from "../errors.ts";
 import { proxyCommand } from "./command.ts";
 import { type CommandJobRow, checkIdempotencyKey, submitCommandJob } from "./jobs/submit.ts";
@@ -11,7 +11,7 @@ import type { CommandDeps, DeviceResult, ProxyInput } from "./types.ts";
 
 /**
  * Only a user sends commands: their session or a named key, never a device's or a fleet's key.
- * GraphQL answers it as it is (FORBIDDEN); the pinejs-compatible HTTP routes with pinejs's 401.
+ * GraphQL answers it as it is; the HTTP routes as ./refusals.ts says.
  */
 export class NotAUser extends Forbidden {
   constructor() {
@@ -26,9 +26,9 @@ export interface Sender {
   readonly actor: number;
 }
 
-export function senderOf(caller: Caller): Sender {
+export function senderOf({ caller, permissions }: Acting<Authenticated>): Sender {
   if (caller.kind !== "user") throw new NotAUser();
-  return { caller, permissions: permissionsFor(caller), actor: caller.actor };
+  return { caller, permissions, actor: caller.actor };
 }
 
 /** How a command is sent: as a job when asked for (`Prefer: respond-async`, GraphQL's `async`). */

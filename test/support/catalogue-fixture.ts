@@ -2,14 +2,13 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { Authenticator } from "../../src/auth/caller.ts";
-import { permissionsFor } from "../../src/auth/policies.ts";
-import { callerOf } from "../../src/auth/request-caller.ts";
 import { signingSecret } from "../../src/auth/secrets.ts";
 import { catalogueRoutes } from "../../src/catalogue/routes.ts";
 import type { CatalogueEntry } from "../../src/catalogue/schema.ts";
 import { catalogueConfigSchema } from "../../src/config.ts";
 import type { Database } from "../../src/db/database.ts";
 import { sendError } from "../../src/http/errors.ts";
+import { useRequestContext } from "../../src/http/request-context.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { standardOptionGroups } from "./catalogue-options.ts";
 import { sampleCatalogue } from "./sample-catalogue.ts";
@@ -41,22 +40,15 @@ export const privateEntry: CatalogueEntry = { ...minimalEntry("secret-board"), p
 export const sampleCopy = (): CatalogueEntry[] => structuredClone(sampleCatalogue);
 
 /**
- * Only the catalogue's routes, wired the way src/server.ts resolves callers: the caller of the
- * request (undefined without a valid credential) and the same permission predicates as OData.
+ * Only the catalogue's routes, with each request's context (its caller) resolved the way
+ * src/server.ts resolves it.
  */
 export async function catalogueApp(db: Database, env: Record<string, string> = {}): Promise<FastifyInstance> {
   const app = Fastify();
   app.setErrorHandler(sendError);
   const authenticator = new Authenticator(db, await signingSecret(db, undefined));
-  catalogueRoutes(app, {
-    db,
-    model: buildModel(),
-    config: catalogueConfigSchema.parse(env),
-    permissionsOf: async (request) => {
-      const caller = await callerOf(request, authenticator);
-      return caller ? permissionsFor(caller) : undefined;
-    },
-  });
+  useRequestContext(app, { authenticator, takesNoCaller: () => false });
+  catalogueRoutes(app, { db, model: buildModel(), config: catalogueConfigSchema.parse(env) });
   await app.ready();
   return app;
 }

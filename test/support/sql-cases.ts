@@ -130,7 +130,7 @@ export function formatBody(body: string): string {
 
 /**
  * The database the server gets: it records the statements run inside a request handler's unit of
- * work (src/http/unit-of-work.ts) while `recording` is set, a write's transaction's too. The
+ * work (src/http/request-context.ts) while `recording` is set, a write's transaction's too. The
  * credential lookup runs in a preHandler hook, outside that unit, so it is left out: the same rule
  * as x-sql-statements.
  */

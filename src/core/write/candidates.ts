@@ -12,8 +12,8 @@ import type { Values } from "./values.ts";
 // be a 409 where a free key is a refusal, telling them the hidden row exists. The check afterwards stays.
 
 /**
- * A write the caller may not make. The surfaces answer it their way: GraphQL as FORBIDDEN, OData
- * as pinejs does (401), and the same for a hidden row as for one they may only read.
+ * A write the caller may not make, the same for a hidden row as for one they may only read. Each
+ * surface answers it its own way (GraphQL's errors.ts, the OData surface's refusals.ts).
  */
 export const writeRefused = (resource: Resource) =>
   new Forbidden(`You may not change these ${resource.name} rows`);

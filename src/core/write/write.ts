@@ -95,9 +95,9 @@ async function resolveLinks(
     );
     if (!found) {
       // balena (pinejs) refuses a body naming a fleet or device the caller cannot see as any write
-      // they may not make (401 on OData), the same when it does not exist; balena-sdk then looks the
-      // fleet or device up and reports it not found. So is the release a release tag is for: the
-      // three kinds of tag answer alike.
+      // they may not make, the same when it does not exist; balena-sdk then looks the fleet or
+      // device up and reports it not found. So is the release a release tag is for: the three
+      // kinds of tag answer alike.
       if (field.link === "application" || field.link === "device" || isReleaseOfTag(resource, name))
         throw writeRefused(resource);
       const written = value instanceof LinkReference ? `'${value.writtenAs}'` : `'${name}'`;

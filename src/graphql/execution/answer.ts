@@ -9,10 +9,11 @@ import {
   Kind,
   OperationTypeNode,
 } from "graphql";
+import { asReader } from "../../auth/request-context.ts";
 import { runReads } from "../../core/combined-reads.ts";
 import type { Literal, ODataQuery, QueryOptions } from "../../core/query.ts";
 import { type CompiledRead, compileQuery } from "../../core/read.ts";
-import { access, type GraphQLContext } from "../context.ts";
+import type { GraphQLContext } from "../context.ts";
 import type { Row } from "../schema/graphql-model.ts";
 import { countQuery, keyOf, readContext } from "../schema/read.ts";
 import type { RootRead } from "../schema/root-fields.ts";
@@ -49,7 +50,7 @@ export async function answerBySql(
   const { combined, db, selection } = context.core;
   if (!combined || !context.caller) return undefined;
   const fresh = (request: OperationRequest) => plan(context, schema, reads, request);
-  const { cacheKey } = access(context).permissions;
+  const { cacheKey } = asReader(context).permissions;
   const planned = plans && cacheKey !== undefined ? plans.plan(request, cacheKey, fresh) : fresh(request);
   if (!planned || !selection.fits(context.cost, planned.rows)) return undefined;
   const { parts } = planned;

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
-import { type Caller, credentialOf } from "../../auth/caller.ts";
+import { credentialOf } from "../../auth/caller.ts";
+import { requestContext } from "../../auth/request-context.ts";
 import type { GraphQLContext, GraphQLCore } from "../context.ts";
 import { batchOptions, readRows } from "../schema/read.ts";
 import { RowLoaders } from "./loaders.ts";
@@ -10,13 +11,10 @@ import { RootReads } from "./root-reads.ts";
  * credential, the server's cores, and what batches its reads: its root reads (root-reads.ts) and
  * its lookups by id (loaders.ts), each under the request's caller.
  */
-export function requestContext(
-  core: GraphQLCore,
-  callerOf: (request: FastifyRequest) => Promise<Caller | undefined>,
-): (request: FastifyRequest) => Promise<GraphQLContext> {
+export function resolverContext(core: GraphQLCore): (request: FastifyRequest) => Promise<GraphQLContext> {
   return async (req) => {
     const context: GraphQLContext = {
-      caller: await callerOf(req),
+      caller: requestContext(req).caller,
       credential: credentialOf(req.headers, req.query),
       core,
       loaders: new RowLoaders({

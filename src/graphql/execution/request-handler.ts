@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type DocumentNode, type ExecutionResult, OperationTypeNode } from "graphql";
 import { processRegularResult } from "graphql-yoga";
-import type { Caller } from "../../auth/caller.ts";
+import { requestContext } from "../../auth/request-context.ts";
 import { readsOnReplicas } from "../../db/unit-of-work.ts";
 import { Unauthorized } from "../../errors.ts";
 import type { GraphQLContext } from "../context.ts";
@@ -27,7 +27,6 @@ export type GraphQLHandler = (request: FastifyRequest, reply: FastifyReply) => P
 /** What the handler answers with: yoga, the streams of single connection mode, the one statement. */
 export interface HandlerParts {
   readonly yoga: Yoga;
-  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
   readonly streams: SingleConnectionStreams;
   /** The root fields a query may be answered by the database for (answer.ts). */
   readonly reads: ReadonlyMap<string, RootRead>;
@@ -70,7 +69,7 @@ export function requestHandler(parts: HandlerParts): GraphQLHandler {
 
   return async (request, reply) => {
     // 1.
-    if (!(await parts.callerOf(request))) {
+    if (!requestContext(request).caller) {
       sendRequestError(new Unauthorized(), reply);
       return reply;
     }

@@ -1,13 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import type { FastifyRequest } from "fastify";
 import { type DocumentNode, type ExecutionArgs, GraphQLError } from "graphql";
 import type { SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { YogaServerInstance } from "graphql-yoga";
 import { WebSocketServer } from "ws";
-import type { Caller } from "../../auth/caller.ts";
-import { newUnitOfWork, withUnitOfWork } from "../../db/unit-of-work.ts";
+import type { CredentialSource, RequestContext } from "../../auth/request-context.ts";
+import { withUnitOfWork } from "../../db/unit-of-work.ts";
 import type { GraphQLContext, ServerContext } from "../context.ts";
 import { connectionCredential } from "./ws-credential.ts";
 
@@ -21,8 +20,7 @@ import { connectionCredential } from "./ws-credential.ts";
 type Yoga = YogaServerInstance<ServerContext, GraphQLContext>;
 
 /** The parts of a request the caller's lookup reads: its Authorization header and ?apikey=. */
-interface CredentialRequest {
-  readonly id: string;
+interface CredentialRequest extends CredentialSource {
   readonly headers: { readonly authorization?: string };
   readonly query: { readonly apikey?: string };
 }
@@ -38,7 +36,8 @@ const credentialRequest = (token: string | undefined, id: string): CredentialReq
 });
 
 export interface WebSocketDeps {
-  readonly callerOf: (request: FastifyRequest) => Promise<Caller | undefined>;
+  /** An operation's context (auth/request-context.ts), resolved as an HTTP request's is. */
+  readonly resolveContext: (request: CredentialSource) => Promise<RequestContext>;
 }
 
 /** The one result of an operation whose connection's credential is no longer valid. */
@@ -61,8 +60,7 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
         const credential = await connectionCredential(
           context.connectionParams,
           context.extra.request,
-          async (token) =>
-            (await deps.callerOf(credentialRequest(token, id) as unknown as FastifyRequest)) !== undefined,
+          async (token) => (await deps.resolveContext(credentialRequest(token, id))).caller !== undefined,
         );
         if ("refused" in credential) {
           context.extra.socket.close(credential.refused.code, credential.refused.reason);
@@ -74,9 +72,9 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
       async onSubscribe(context, id, payload: SubscribePayload) {
         const connected = requests.get(context);
         if (!connected) throw new Error("Unauthorized");
-        // A request of its own for each operation: the caller is looked up per request (and cached
-        // per request object), so a connection that lives on acts with its credential as it is now,
-        // as a new HTTP request would; a revoked key's next operation is refused.
+        // A request of its own for each operation: its context is resolved per request, so a
+        // connection that lives on acts with its credential as it is now, as a new HTTP request
+        // would; a revoked key's next operation is refused.
         const request: CredentialRequest = { ...connected, id: `${connected.id}:${id}` };
         const enveloped = yoga.getEnveloped({
           req: request,
@@ -93,10 +91,8 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
         if (errors.length > 0) return errors;
         // A credential that ended since the connection opened: the operation is refused before
         // anything runs (as over HTTP, a query that reads nothing of the caller included).
-        const caller = await deps.callerOf(request as unknown as FastifyRequest);
-        const refused = caller === undefined;
-        // Whose writes a mutation makes: their reads then wait for them (db/replicas.ts).
-        const actor = caller && caller.kind !== "anonymous" ? caller.actor : undefined;
+        const operation = await deps.resolveContext(request);
+        const refused = operation.caller === undefined;
         const args: ExecutionArgs = {
           schema: enveloped.schema,
           document,
@@ -106,10 +102,10 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
           rootValue: refused
             ? { execute: unauthenticated, subscribe: unauthenticated }
             : {
-                // Each operation is a unit of work, as each HTTP request is: its statements
-                // counted, one connection at a time.
+                // Each operation is its context's unit of work, as each HTTP request is: its
+                // statements counted, one connection at a time, its actor's writes waited for.
                 execute: (args: ExecutionArgs) =>
-                  withUnitOfWork(newUnitOfWork(request.id, actor), () => enveloped.execute(args)),
+                  withUnitOfWork(operation.unit, () => enveloped.execute(args)),
                 subscribe: (args: ExecutionArgs) => enveloped.subscribe(args),
               },
         };

@@ -1,8 +1,9 @@
 import type { GraphQLResolveInfo } from "graphql";
+import { asReader } from "../../auth/request-context.ts";
 import type { Key, Literal, ODataQuery, QueryOptions } from "../../core/query.ts";
 import { compileQuery, type ReadContext, readRows as readCoreRows } from "../../core/read.ts";
 import { BadRequest } from "../../errors.ts";
-import { access, type GraphQLContext } from "../context.ts";
+import type { GraphQLContext } from "../context.ts";
 import type { ObjectSpec, Row } from "./graphql-model.ts";
 import type { ListArguments } from "./selection.ts";
 
@@ -14,7 +15,7 @@ export function readContext(context: GraphQLContext): ReadContext {
   return {
     db,
     model,
-    permissions: access(context).permissions,
+    permissions: asReader(context).permissions,
     format: "v4",
     ...(statementCache ? { statementCache } : {}),
   };

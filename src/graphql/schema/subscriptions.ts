@@ -1,11 +1,12 @@
 import type { GraphQLResolveInfo } from "graphql";
-import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../../core/query.ts";
+import { asReader } from "../../auth/request-context.ts";
 import { finalJobStatuses } from "../../core/job-lifecycle/lifecycle.ts";
+import { type Expr, idIn, type PathExpr, type QueryOptions, type SelectItem } from "../../core/query.ts";
 import { type Channel, channels, parseDeviceChange, parseId } from "../../db/channels.ts";
 import { NotFound } from "../../errors.ts";
 import type { EventBus } from "../../events/bus.ts";
 import { ChangeStream, defaultLimits } from "../../events/change-stream.ts";
-import { access, type GraphQLContext } from "../context.ts";
+import type { GraphQLContext } from "../context.ts";
 import type { Builder, InputRef, ObjectRef, ObjectRefs } from "./builder.ts";
 import type { GraphQLModel, ObjectSpec, Row } from "./graphql-model.ts";
 import { followCaller } from "./live-caller.ts";
@@ -43,7 +44,7 @@ function reader(
   where: unknown,
   extra: readonly SelectItem[] = [],
 ) {
-  access(context);
+  asReader(context);
   const { selection } = context.core;
   const options = selection.options(spec, info.fieldNodes, info, { where: where as WhereInput | null });
   selection.charge({ rows: 0 }, options, defaultLimits.batch);

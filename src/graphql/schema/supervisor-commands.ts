@@ -1,6 +1,7 @@
+import { asWriter } from "../../auth/request-context.ts";
 import { type Delivery, sendCommand, senderOf } from "../../proxy/send-command.ts";
 import type { DeviceResult, ProxyInput } from "../../proxy/types.ts";
-import { type GraphQLContext, writer } from "../context.ts";
+import type { GraphQLContext } from "../context.ts";
 import type { Row } from "./graphql-model.ts";
 
 // Remote control: each field is one call of the proxy's sendCommand (the same one behind
@@ -121,7 +122,7 @@ export async function command(
   input: CommandInput,
   delivery: Delivery = {},
 ): Promise<Outcome> {
-  const sender = senderOf(writer(context).caller);
+  const sender = senderOf(asWriter(context));
   const proxyInput: ProxyInput = {
     ...input,
     uuid: target.uuid ?? undefined,

@@ -1,4 +1,5 @@
 import { credentialTables } from "../../auth/caller.ts";
+import { asWriter } from "../../auth/request-context.ts";
 import type { Expr, Key, QueryOptions } from "../../core/query.ts";
 import {
   createEntity,
@@ -9,7 +10,7 @@ import {
 } from "../../core/write/write.ts";
 import { NotFound } from "../../errors.ts";
 import type { Resource } from "../../model/types.ts";
-import { type GraphQLContext, writer } from "../context.ts";
+import type { GraphQLContext } from "../context.ts";
 import type { ObjectSpec, Row } from "./graphql-model.ts";
 import { keyOf, readOne, readRows } from "./read.ts";
 
@@ -25,7 +26,7 @@ async function asCaller<T>(
   work: (write: WriteContext) => Promise<T>,
 ) {
   // Outside the try: no credential is a 401, not a refusal of these rows.
-  const { caller, permissions } = writer(context);
+  const { caller, permissions } = asWriter(context);
   try {
     return await work({ db: context.core.db, model: context.core.model, permissions, actor: caller.actor });
   } finally {
@@ -60,7 +61,7 @@ export async function updateOne(
 ): Promise<Row | null> {
   const resource = spec.resource;
   // No credential is a 401 before anything is looked up (not the NOT_FOUND of what it cannot see).
-  writer(context);
+  asWriter(context);
   const options = selected();
   // By id from here on: the patch may change the key the row was named by.
   const [found] = await readRows(context, {
@@ -102,7 +103,7 @@ export async function deleteOne(
   selected: () => QueryOptions,
 ): Promise<Row> {
   const resource = spec.resource;
-  writer(context);
+  asWriter(context);
   const key = keyOf(spec, resource.keys, keyArgs);
   const before = await readOne(context, resource.name, key, selected());
   if (!before) throw new NotFound(`No ${spec.name} with that key`);

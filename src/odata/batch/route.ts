@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { credentialTables } from "../../auth/caller.ts";
-import type { Permissions } from "../../auth/permissions.ts";
+import { asReader, requestContext } from "../../auth/request-context.ts";
 import { CostBudget, type ReadLimits } from "../../core/limits.ts";
 import type { Database } from "../../db/database.ts";
 import type { Model } from "../../model/types.ts";
@@ -14,9 +14,6 @@ export interface BatchDeps {
   readonly db: Database;
   readonly model: Model;
   readonly versions: Versions;
-  readonly callerOf: (
-    request: FastifyRequest,
-  ) => Promise<{ permissions: Permissions; actor: number | undefined }>;
   readonly identitiesChanged: () => void;
   readonly limits: ReadLimits;
   readonly batch: { readonly maxParts: number; readonly maxBytes: number; readonly maxCost: number };
@@ -45,13 +42,13 @@ export function batchRoute(app: FastifyInstance, url: string, deps: BatchDeps): 
         ? parseMultipartBatch(request.body as string, request.headers["content-type"] ?? "", limits)
         : undefined;
       const requests = multipart ? undefined : parseJsonBatch(request.body, limits);
-      const { permissions, actor } = await deps.callerOf(request);
+      const { caller, permissions } = asReader(requestContext(request));
       const context = {
         db: deps.db,
         model: deps.model,
         versions: deps.versions,
         permissions,
-        actor,
+        actor: caller.kind === "anonymous" ? undefined : caller.actor,
         limits: deps.limits,
         budget: new CostBudget(bounds.maxCost),
         origin: `${request.protocol}://${request.host}`,
