@@ -3,10 +3,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { citesIn, missingCites } from "./support/comment-cites.ts";
-import { consoleImportsOutside } from "./support/console-imports.ts";
-import { cycles, forbiddenImports, type ImportGraph, importGraph } from "./support/import-graph.ts";
-import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/test-layout.ts";
+import { citesIn, missingCites } from "./support/boundaries/comment-cites.ts";
+import { consoleImportsOutside } from "./support/boundaries/console-imports.ts";
+import {
+  cycles,
+  forbiddenImports,
+  type ImportGraph,
+  importGraph,
+} from "./support/boundaries/import-graph.ts";
+import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/boundaries/test-layout.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
 // import besides itself. `shared` are leaves anyone may use: they import no layer.
