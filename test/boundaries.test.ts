@@ -11,7 +11,13 @@ import {
   type ImportGraph,
   importGraph,
 } from "./support/boundaries/import-graph.ts";
-import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/boundaries/test-layout.ts";
+import {
+  CROSS_CUTTING,
+  helpersOutsideSupport,
+  longTestFiles,
+  MAX_TEST_LINES,
+  unmirroredFolders,
+} from "./support/boundaries/test-layout.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
 // import besides itself. `shared` are leaves anyone may use: they import no layer.
@@ -192,6 +198,10 @@ describe("the layout of test/", () => {
   it(`has no test file over ${MAX_TEST_LINES} lines`, () => {
     expect(longTestFiles(root)).toEqual([]);
   });
+
+  it(`mirrors src/: each folder is a src/ folder's or a src/ file's, or one of ${CROSS_CUTTING.join(", ")}`, () => {
+    expect(unmirroredFolders(root)).toEqual([]);
+  });
 });
 
 describe("the checks themselves fail when they should", () => {
@@ -301,6 +311,34 @@ describe("the checks themselves fail when they should", () => {
       write("test/support/long-helper.ts", MAX_TEST_LINES + 1);
       expect(helpersOutsideSupport(tree)).toEqual(["test/odata/fixture.ts", "test/odata/world.mjs"]);
       expect(longTestFiles(tree)).toEqual([`test/odata/over-limit.test.ts: ${MAX_TEST_LINES + 1} lines`]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  it("finds a folder of tests that mirrors nothing in src/, and nothing else", () => {
+    const tree = mkdtempSync(join(tmpdir(), "fleetgate-mirror-"));
+    const write = (path: string) => {
+      mkdirSync(dirname(join(tree, path)), { recursive: true });
+      writeFileSync(join(tree, path), "const line = 1;\n");
+    };
+    try {
+      for (const file of ["src/proxy/jobs/lane.ts", "src/core/plan.ts", "src/cli.ts", "src/config.ts"]) {
+        write(file);
+      }
+      write("test/proxy/jobs/lane.test.ts");
+      write("test/core/plan.test.ts");
+      write("test/core/cases/filter/eq.http");
+      write("test/cli/help.test.ts");
+      write("test/config.test.ts");
+      write("test/support/odata/world.ts");
+      write("test/docs/readme.test.ts");
+      // Mirroring nothing: a folder named after a topic, a misspelt subfolder, a cross-cutting
+      // folder the list does not know.
+      write("test/jobs/lane.test.ts");
+      write("test/proxy/job/lane.test.ts");
+      write("test/e2e/fleet.test.ts");
+      expect(unmirroredFolders(tree)).toEqual(["test/e2e", "test/jobs", "test/proxy/job"]);
     } finally {
       rmSync(tree, { recursive: true, force: true });
     }
