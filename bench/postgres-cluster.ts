@@ -9,7 +9,7 @@ import { freePort } from "./processes.ts";
 // The device bench's own PostgreSQL: a primary started for the run (initdb, pg_ctl) and, for the
 // replica phase, a streaming replica of it (pg_basebackup, a second postmaster), from the
 // PostgreSQL installed on the machine (Debian's /usr/lib/postgresql/15/bin), each on a spare port,
-// their data under one temporary directory that `remove()` deletes. As test/support/replica-cluster.ts
+// their data under one temporary directory that `remove()` deletes. As test/support/db/replica-cluster.ts
 // does for the tests, but durable like a real server: the settings that decide a write's cost
 // (fsync, synchronous_commit, shared_buffers, WAL, connections) are copied from
 // BENCH_DATABASE_URL's server, so the figures stay comparable with the benches that run there.

@@ -1,5 +1,5 @@
 // `npm run env-example`: writes .env.example, every setting of src/config.ts with its default, from
-// the config schema itself; test/ops/env-example.test.ts fails when the committed file is stale.
+// the config schema itself; test/docs/env-example.test.ts fails when the committed file is stale.
 // A default the schema computes (a pool sized by the machine) or leaves unset (a secret generated
 // once) is worded as the README's Configuration table words it.
 import { readFileSync, writeFileSync } from "node:fs";

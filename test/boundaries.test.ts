@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { citesIn, missingCites } from "./support/comment-cites.ts";
-import { consoleImportsOutside } from "./support/console-imports.ts";
+import { citesIn, missingCites } from "./support/boundaries/comment-cites.ts";
+import { consoleImportsOutside } from "./support/boundaries/console-imports.ts";
 import {
   cycles,
   forbiddenImports,
@@ -12,14 +12,20 @@ import {
   importGraph,
   importsInto,
   longestChain,
-} from "./support/import-graph.ts";
+} from "./support/boundaries/import-graph.ts";
 import {
   protocolAnswersInCore,
   refusalClasses,
   refusalsAnsweredOutside,
   type Source,
-} from "./support/refusal-answers.ts";
-import { helpersOutsideSupport, longTestFiles, MAX_TEST_LINES } from "./support/test-layout.ts";
+} from "./support/boundaries/refusal-answers.ts";
+import {
+  CROSS_CUTTING,
+  helpersOutsideSupport,
+  longTestFiles,
+  MAX_TEST_LINES,
+  unmirroredFolders,
+} from "./support/boundaries/test-layout.ts";
 
 // The layer table of ARCHITECTURE.md, as code: what each folder of src/ (or top-level module) may
 // import besides itself. `shared` are leaves anyone may use: they import no layer.
@@ -276,6 +282,10 @@ describe("the layout of test/", () => {
   it(`has no test file over ${MAX_TEST_LINES} lines`, () => {
     expect(longTestFiles(root)).toEqual([]);
   });
+
+  it(`mirrors src/: each folder is a src/ folder's or a src/ file's, or one of ${CROSS_CUTTING.join(", ")}`, () => {
+    expect(unmirroredFolders(root)).toEqual([]);
+  });
 });
 
 describe("the checks themselves fail when they should", () => {
@@ -469,6 +479,34 @@ describe("the checks themselves fail when they should", () => {
       write("test/support/long-helper.ts", MAX_TEST_LINES + 1);
       expect(helpersOutsideSupport(tree)).toEqual(["test/odata/fixture.ts", "test/odata/world.mjs"]);
       expect(longTestFiles(tree)).toEqual([`test/odata/over-limit.test.ts: ${MAX_TEST_LINES + 1} lines`]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  it("finds a folder of tests that mirrors nothing in src/, and nothing else", () => {
+    const tree = mkdtempSync(join(tmpdir(), "fleetgate-mirror-"));
+    const write = (path: string) => {
+      mkdirSync(dirname(join(tree, path)), { recursive: true });
+      writeFileSync(join(tree, path), "const line = 1;\n");
+    };
+    try {
+      for (const file of ["src/proxy/jobs/lane.ts", "src/core/plan.ts", "src/cli.ts", "src/config.ts"]) {
+        write(file);
+      }
+      write("test/proxy/jobs/lane.test.ts");
+      write("test/core/plan.test.ts");
+      write("test/core/cases/filter/eq.http");
+      write("test/cli/help.test.ts");
+      write("test/config.test.ts");
+      write("test/support/odata/world.ts");
+      write("test/docs/readme.test.ts");
+      // Mirroring nothing: a folder named after a topic, a misspelt subfolder, a cross-cutting
+      // folder the list does not know.
+      write("test/jobs/lane.test.ts");
+      write("test/proxy/job/lane.test.ts");
+      write("test/e2e/fleet.test.ts");
+      expect(unmirroredFolders(tree)).toEqual(["test/e2e", "test/jobs", "test/proxy/job"]);
     } finally {
       rmSync(tree, { recursive: true, force: true });
     }

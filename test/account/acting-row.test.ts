@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { credentialEndpoints, type TestUser } from "../support/credential-endpoints.ts";
+import { credentialEndpoints, type TestUser } from "../support/account/credential-endpoints.ts";
 import { databaseKinds } from "../support/databases.ts";
 
 // Issue 32, item 2: the fleet or device a caller acts on (a key for it, a device registered into

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clientErrorOf } from "../../src/core/client-errors.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
-import { loadState, type State, type Table } from "../support/matrix-world.ts";
+import { buildMatrixWorld, type World } from "../support/matrix/matrix-build.ts";
+import { loadState, type State, type Table } from "../support/matrix/matrix-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 15: an error never tells a caller whether a row they cannot see exists. Each probe is sent

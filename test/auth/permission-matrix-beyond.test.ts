@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import type { World } from "../support/matrix-build.ts";
+import type { World } from "../support/matrix/matrix-build.ts";
 import {
   type ActorName,
   actorNames,
@@ -11,8 +11,8 @@ import {
   type State,
   tableOf,
   tableRows,
-} from "../support/matrix-world.ts";
-import { changedIds, outcome, permissionMatrix } from "../support/permission-matrix.ts";
+} from "../support/matrix/matrix-world.ts";
+import { changedIds, outcome, permissionMatrix } from "../support/matrix/permission-matrix.ts";
 import type { TestServer } from "../support/server.ts";
 
 // Beyond the matrix: moving a row out of the caller's reach, an organization's write and its

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { DEVICE_TYPE, type World } from "../support/matrix-build.ts";
+import { DEVICE_TYPE, type World } from "../support/matrix/matrix-build.ts";
 import {
   type ActorName,
   countRows,
@@ -11,8 +11,13 @@ import {
   type Table,
   tableOf,
   tableRows,
-} from "../support/matrix-world.ts";
-import { cellsOf, changedIds, permissionMatrix, writtenResources } from "../support/permission-matrix.ts";
+} from "../support/matrix/matrix-world.ts";
+import {
+  cellsOf,
+  changedIds,
+  permissionMatrix,
+  writtenResources,
+} from "../support/matrix/permission-matrix.ts";
 
 // What a caller may write into a row. The creates of the matrix: a POST of every written resource,
 // naming a row on each side of the world, as every kind of caller, with what it added (or did not)

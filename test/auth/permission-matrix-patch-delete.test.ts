@@ -1,7 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { DEVICE_TYPE, type World } from "../support/matrix-build.ts";
-import { loadState, type ResourceName, type Row, tableOf, tableRows } from "../support/matrix-world.ts";
+import { DEVICE_TYPE, type World } from "../support/matrix/matrix-build.ts";
+import {
+  loadState,
+  type ResourceName,
+  type Row,
+  tableOf,
+  tableRows,
+} from "../support/matrix/matrix-world.ts";
 import {
   cellsOf,
   changedIds,
@@ -9,7 +15,7 @@ import {
   permissionMatrix,
   writeActions,
   writtenResources,
-} from "../support/permission-matrix.ts";
+} from "../support/matrix/permission-matrix.ts";
 
 // The PATCH and DELETE cells of the matrix, by key and by $filter: on the world's rows and on rows made
 // for the cell, as every kind of caller; every changed row is checked against the database.

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import type { World } from "../support/matrix-build.ts";
+import type { World } from "../support/matrix/matrix-build.ts";
 import {
   actualShape,
   type Expansion,
   expandQuery,
   expansions,
   expectedShape,
-} from "../support/matrix-expansions.ts";
+} from "../support/matrix/matrix-expansions.ts";
 import {
   type ActorName,
   countRows,
@@ -17,8 +17,8 @@ import {
   type State,
   type Table,
   tableOf,
-} from "../support/matrix-world.ts";
-import { cellsOf, permissionMatrix, readActions } from "../support/permission-matrix.ts";
+} from "../support/matrix/matrix-world.ts";
+import { cellsOf, permissionMatrix, readActions } from "../support/matrix/permission-matrix.ts";
 
 // The read half of the matrix: collection reads, reads by key, filters and expansions that reach into
 // the other organization, each as every kind of caller, on the world as it was built.

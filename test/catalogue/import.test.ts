@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importCatalogue } from "../../src/catalogue/import.ts";
-import { minimalEntry, privateEntry, sampleCopy, setAt } from "../support/catalogue-fixture.ts";
+import { minimalEntry, privateEntry, sampleCopy, setAt } from "../support/catalogue/catalogue-fixture.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
 
 describe.each(databaseKinds)("catalogue import on %s", (kind) => {

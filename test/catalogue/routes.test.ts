@@ -2,9 +2,9 @@ import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configDocumentSchema } from "../../src/catalogue/document.ts";
 import { importCatalogue } from "../../src/catalogue/import.ts";
-import { catalogueApp, privateEntry, userKey } from "../support/catalogue-fixture.ts";
+import { catalogueApp, privateEntry, userKey } from "../support/catalogue/catalogue-fixture.ts";
+import { sampleCatalogue } from "../support/catalogue/sample-catalogue.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { sampleCatalogue } from "../support/sample-catalogue.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 const publicSlugs = sampleCatalogue.map((entry) => entry.slug);

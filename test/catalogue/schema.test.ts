@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { configDocumentSchema } from "../../src/catalogue/document.ts";
 import { parseCatalogueFile } from "../../src/catalogue/parse-file.ts";
 import { type CatalogueEntry, catalogueEntrySchema } from "../../src/catalogue/schema.ts";
-import { minimalEntry, sampleCopy, setAt } from "../support/catalogue-fixture.ts";
-import { standardOptionGroups } from "../support/catalogue-options.ts";
-import { sampleCatalogue } from "../support/sample-catalogue.ts";
+import { minimalEntry, sampleCopy, setAt } from "../support/catalogue/catalogue-fixture.ts";
+import { standardOptionGroups } from "../support/catalogue/catalogue-options.ts";
+import { sampleCatalogue } from "../support/catalogue/sample-catalogue.ts";
 
 /** The message of the error the file raises. */
 function problemsOf(file: unknown): string {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { privateEntry } from "../support/catalogue-fixture.ts";
+import { privateEntry } from "../support/catalogue/catalogue-fixture.ts";
 import { type RunningServer, startServer } from "../support/processes.ts";
 
 const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));

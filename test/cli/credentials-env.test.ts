@@ -9,7 +9,7 @@ import { spawnFleetgate } from "../support/processes.ts";
 
 // Issue 31: the credentials of `supervisor` and `fleet` show in `ps` when given as flags, so each is
 // also taken from the environment (a flag given wins), and the help says so. The fleet simulator's
-// FLEETGATE_PROVISIONING_KEY against a real server is test/ops/proxy-example.test.ts.
+// FLEETGATE_PROVISIONING_KEY against a real server is test/docs/proxy-example.test.ts.
 
 const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 const run = promisify(execFile);

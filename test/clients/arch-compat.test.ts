@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, uuid } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena lets a device join a fleet whose architecture it can run, not only its own
 // (balena-sdk `os.isArchitectureCompatibleWith`: aarch64 runs armv7hf and rpi, armv7hf runs rpi;

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import {
+  type ClientsWorld,
+  clientsWorld,
+  expectStatus,
+  type User,
+  uuid,
+} from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena lets a user who may write a fleet write its devices' reported fields too
 // (`pine.patch({resource: 'device', id, body: {is_online: true, …}})`, as balena-sdk's own tests and

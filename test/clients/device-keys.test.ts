@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, uuid } from "../support/sdk/clients-world.ts";
 
 // Issue 19: a device's keys are named as open-balena-api names them: a registered device's key has
 // no name (src/features/device-provisioning/register.ts), and `POST /api-key/device/:id/device-key`

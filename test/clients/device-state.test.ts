@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BalenaSDK, type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type BalenaSDK, type LatestSDK, loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, type User, uuid } from "../support/sdk/clients-world.ts";
 
 // Issue 30, a device's state as balena-sdk's own tests (tests/integration/models/device.spec.ts)
 // drive it, through balena-sdk 19.7.3 (/v6/) and the newest (/v7/):

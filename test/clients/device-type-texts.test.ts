@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Exchange, type LatestSDK, loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type Exchange, type LatestSDK, loggedSdk } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 47, item 3: the shipped device types whose install texts balena-sdk's own tests pin
 // (tests/integration/models/device-type.spec.ts, `getInstructions`) read as balena's contracts

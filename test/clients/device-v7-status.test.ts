@@ -1,16 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markSilentDevicesOffline } from "../../src/devices/state.ts";
-import { type BalenaSDK, type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { overallStatus, overallStatusV7 } from "../support/oracle.ts";
+import { overallStatus, overallStatusV7 } from "../support/oracle/oracle.ts";
+import { type BalenaSDK, type LatestSDK, loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import {
+  type ClientsWorld,
+  clientsWorld,
+  expectStatus,
+  type User,
+  uuid,
+} from "../support/sdk/clients-world.ts";
 
 // Issue 30, item 9: v7's overall_status is balena's current rule (open-balena-api
 // src/features/devices/models/device-additions.ts), not v6's renamed. Devices are driven as they are
 // in balena: registered, reporting through PATCH /device/v3/state, swept offline, seen on the VPN
 // (`is_online`, written as the VPN service would); each status is read through balena-sdk 23
 // (`getStatus`, `getProgress`) on /v7 and balena-sdk 19.7.3 on /v6, and checked against the
-// JavaScript oracle of both rules (test/support/oracle.ts).
+// JavaScript oracle of both rules (test/support/oracle/oracle.ts).
 
 type Row = Record<string, unknown>;
 

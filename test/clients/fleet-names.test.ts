@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena's fleet name rules. open-balena-api checks the characters when a fleet is
 // created or renamed (src/features/applications/hooks/defaults.ts and rename.ts) and its model

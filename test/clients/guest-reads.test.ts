@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 30: balena's guest (a request without a credential) has no permission at all on users and
 // API keys, so pinejs answers a read of them with 401, where fleetgate answered `200 {"d":[]}`.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type LatestSDK, loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 30, item 14: a fleet's class (application.is_of__class), and a device's host OS release, `should_be_operated_by__release`, as balena-sdk 23
 // pins it (device.pinToOsRelease, after os.getAvailableOsVersions, which reads release.phase) and as

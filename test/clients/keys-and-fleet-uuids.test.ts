@@ -1,8 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashKey } from "../../src/auth/api-keys.ts";
-import { loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import {
+  type ClientsWorld,
+  clientsWorld,
+  expectStatus,
+  type User,
+  uuid,
+} from "../support/sdk/clients-world.ts";
 
 // Issue 30:
 // - API keys are 32 characters, as balena's (clients check the length), still 128 random bits, and

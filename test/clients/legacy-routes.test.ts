@@ -1,8 +1,14 @@
 import type { BalenaSDK } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Exchange, type LatestSDK, loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type Exchange, type LatestSDK, loggedSdk } from "../support/sdk/balena-sdk.ts";
+import {
+  type ClientsWorld,
+  clientsWorld,
+  expectStatus,
+  type User,
+  uuid,
+} from "../support/sdk/clients-world.ts";
 
 // Issue 30, item 10: the non-OData routes balena-sdk calls that fleetgate did not serve.
 // - POST /application/:id/generate-api-key (balena-sdk 19's application.generateApiKey): a key of

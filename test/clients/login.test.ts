@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena logs a user in by e-mail when the login holds an `@` (open-balena-api
 // src/infra/auth/auth.ts `findUser`, compared case-insensitively). balena-sdk's `auth.login` and the

@@ -1,9 +1,9 @@
 import type { BalenaSDK } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Exchange, loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
+import { type Exchange, loggedSdk } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 19: application.is_directly_accessible_by__user, the users with direct access to a fleet
 // (the members of its organization), through organization_membership. balena-sdk 19.7.3's

@@ -1,9 +1,15 @@
 import type { BalenaSDK } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Exchange, loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
+import { type Exchange, loggedSdk } from "../support/sdk/balena-sdk.ts";
+import {
+  type ClientsWorld,
+  clientsWorld,
+  expectStatus,
+  type User,
+  uuid,
+} from "../support/sdk/clients-world.ts";
 
 // Issue 19: the rest of the model balena-sdk 19.7.3 reads: device.overall_progress,
 // application.is_host and is_archived, device_type.contract and api_key.is_of__actor as a link.

@@ -1,9 +1,9 @@
 import type { BalenaSDK } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Exchange, loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
+import { type Exchange, loggedSdk } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 19: organization_membership.organization_membership_role, a link to balena's roles
 // ("administrator", "member") as balena-sdk 19.7.3 reads and writes it. The older text field `role`

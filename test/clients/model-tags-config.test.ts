@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 19: release_tag, application_config_variable and device_config_variable, as balena-sdk's
 // tags and configVar models send them (src/util/dependent-resource.ts): list by parent with

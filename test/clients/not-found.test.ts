@@ -1,8 +1,8 @@
 import type { BalenaSDK } from "balena-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, type Device, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { loggedSdk } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, type Device, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 19: a body that names a fleet or device the caller cannot see is answered as balena answers
 // it, so that balena-sdk (19.7.3, the /v6/ one, driven here for real) reports "Application not

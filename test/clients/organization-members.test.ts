@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Exchange, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
+import { type Exchange, loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 30, organization members as balena-sdk's own tests (organization-membership.spec.ts) drive
 // them:

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { loggedSdk } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena-sdk's `organization.create({name})` sends `POST /v6/organization {"name": …}`
 // without a handle; the server makes one from the name, and the creator owns the organization.

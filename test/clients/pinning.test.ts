@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus } from "../support/sdk/clients-world.ts";
 
 // Issue 19: naming a fleet's target release leaves `should_track_latest_release` as it is unless
 // the request sets it, as balena does (open-balena-api has no rule that switches tracking off).

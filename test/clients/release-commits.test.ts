@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena keeps a commit unique among a fleet's *successful* releases only (open-balena-api
 // src/balena.sbvr), so a failed build and its rebuild of the same commit coexist. Every lookup by

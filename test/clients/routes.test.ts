@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena ignores a trailing slash on its routes, and balena-sdk 19 relies on it: it sends
 // `POST /api-key/v1/` (generateProvisioningKey, device.register). An unknown route answers a JSON

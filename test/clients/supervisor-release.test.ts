@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type LatestSDK, loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 30, item 14: a device's supervisor release, v7's `should_be_managed_by__release`, as
 // balena-sdk 23 pins it (device.pinToSupervisorRelease, which finds the release with

@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultCatalogue, loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { importCatalogue } from "../../src/catalogue/import.ts";
-import { type Exchange, type LatestSDK, loggedSdk } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User, uuid } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type Exchange, type LatestSDK, loggedSdk } from "../support/sdk/balena-sdk.ts";
+import {
+  type ClientsWorld,
+  clientsWorld,
+  expectStatus,
+  type User,
+  uuid,
+} from "../support/sdk/clients-world.ts";
 
 // Issue 30, item 11: balena-sdk's deviceType.getAllSupported (and the CLI's list of supported device
 // types) finds a device type through its host OS fleet: `is_host`, not archived, the device type's

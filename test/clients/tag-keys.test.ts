@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ClientsWorld, clientsWorld, expectStatus } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type ClientsWorld, clientsWorld, expectStatus } from "../support/sdk/clients-world.ts";
 
 // Issue 19: balena reserves the `io.resin.` and `io.balena.` tag key prefixes and refuses keys with
 // whitespace, with these messages (open-balena-api src/features/tags/validation.ts), on POST, PUT

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LatestSDK, loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { type LatestSDK, loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 30, item 14: what of balena's v7 model fleetgate does not serve, and how a client learns it
 // (README, "What stays different on purpose"): no images, services or release assets, so the SDK

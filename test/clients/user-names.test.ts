@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loggedSdk, sdkCalls } from "../support/balena-sdk.ts";
-import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/clients-world.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { loggedSdk, sdkCalls } from "../support/sdk/balena-sdk.ts";
+import { type ClientsWorld, clientsWorld, expectStatus, type User } from "../support/sdk/clients-world.ts";
 
 // Issue 30: as balena does, a username is lower-cased when the user is made and compared without
 // case at login; an e-mail address is unique without case. balena-sdk's `auth.login({email,

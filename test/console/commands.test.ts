@@ -4,10 +4,10 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoLogin, seedDemo } from "../../src/seed/demo.ts";
-import { expectAccessible, launchChromium, signIn } from "../support/console-browser.ts";
+import { expectAccessible, launchChromium, signIn } from "../support/console/console-browser.ts";
 import { SETUP_TIMEOUT_MS } from "../support/demo-server.ts";
-import { startFleet, stopFleet } from "../support/fleet.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { startFleet, stopFleet } from "../support/supervisor/fleet.ts";
 
 // Issue 48 item 5: a command from the console to a fleet of simulated devices (real `fleetgate
 // fleet` processes) runs as a job whose progress bar moves, by the commandJob subscription, to its

@@ -1,7 +1,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoLogin } from "../../src/seed/demo.ts";
-import { expectAccessible, launchChromium, signIn } from "../support/console-browser.ts";
+import { expectAccessible, launchChromium, signIn } from "../support/console/console-browser.ts";
 import { SETUP_TIMEOUT_MS, useDemoServer } from "../support/demo-server.ts";
 
 // The console in a real headless Chromium against a real server on the demo data (issue 48), and

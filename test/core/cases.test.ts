@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseKinds } from "../support/databases.ts";
 import {
   type CaseServer,
   formatBody,
@@ -9,7 +8,8 @@ import {
   listCases,
   parseHttp,
   startCaseServer,
-} from "../support/sql-cases.ts";
+} from "../support/core/sql-cases.ts";
+import { databaseKinds } from "../support/databases.ts";
 
 // The compiler's tests as data (cases/README.md): each cases/<area>/<name>.http is sent to the real
 // server on the fixture, and what it compiled to and answered must equal <name>.sql and <name>.json,

@@ -7,10 +7,10 @@ import { compileRead } from "../../src/core/sql/compile.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { parse } from "../../src/odata/parse/parse.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { type Node, print } from "../support/filter-ast.ts";
-import { deepFilters, nestedSubstrings, visibleToTenant } from "../support/filter-deep.ts";
-import { filterWorld, insertWorld, TENANT } from "../support/filter-world.ts";
-import { expectedIds, OracleRows } from "../support/oracle.ts";
+import { type Node, print } from "../support/oracle/filter-ast.ts";
+import { deepFilters, nestedSubstrings, visibleToTenant } from "../support/oracle/filter-deep.ts";
+import { filterWorld, insertWorld, TENANT } from "../support/oracle/filter-world.ts";
+import { expectedIds, OracleRows } from "../support/oracle/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 28, "No small read takes seconds": filters with counts nested in counts, lambdas and paths

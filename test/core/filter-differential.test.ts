@@ -1,15 +1,15 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { FilterArbitraries } from "../support/filter-arbitraries.ts";
-import { type Node, print, textLiteral } from "../support/filter-ast.ts";
-import { decLiteral, intLiteral } from "../support/filter-leaves.ts";
-import { filterWorld, insertWorld } from "../support/filter-world.ts";
-import { expectedIds, OracleRows } from "../support/oracle.ts";
+import { FilterArbitraries } from "../support/oracle/filter-arbitraries.ts";
+import { type Node, print, textLiteral } from "../support/oracle/filter-ast.ts";
+import { decLiteral, intLiteral } from "../support/oracle/filter-leaves.ts";
+import { filterWorld, insertWorld } from "../support/oracle/filter-world.ts";
+import { expectedIds, OracleRows } from "../support/oracle/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 16: thousands of generated filters, each answered by the server (one GET per filter) and by
-// the JavaScript oracle (test/support/oracle.ts) over the same rows: nulls, the integer limits, empty
+// the JavaScript oracle (test/support/oracle/oracle.ts) over the same rows: nulls, the integer limits, empty
 // and odd strings (tabs, NBSP, other Unicode spaces, quotes, %, _, emoji, combining marks). A
 // mismatch fails with fast-check's shrunk filter, printed as OData text with both id sets.
 // Reproduce a run with FILTER_SEED=<seed>; FILTER_RUNS sets the number of filters per database.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import type { Device } from "../../src/generated/prisma/client.ts";
+import { buildFixture, type Fixture } from "../support/core/read-fixture.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // One regression test per family of wrong filter results found by the outside checks (issue 16), and

@@ -1,14 +1,14 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { databaseKinds } from "../support/databases.ts";
 import {
   formatGraphQLBody,
   graphqlRequest,
   operationsAnswered,
   parseGraphQLCase,
-} from "../support/graphql-cases.ts";
-import { type CaseServer, formatStatements, listCases, startCaseServer } from "../support/sql-cases.ts";
+} from "../support/core/graphql-cases.ts";
+import { type CaseServer, formatStatements, listCases, startCaseServer } from "../support/core/sql-cases.ts";
+import { databaseKinds } from "../support/databases.ts";
 
 // GraphQL reads as data (cases/README.md): each cases/graphql/<name>.graphql is posted to the real
 // server on the fixture as its caller, and the statements it ran and its answer must equal

@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { FilterArbitraries } from "../support/filter-arbitraries.ts";
-import { print } from "../support/filter-ast.ts";
-import { filterWorld, insertWorld, TENANT } from "../support/filter-world.ts";
+import { FilterArbitraries } from "../support/oracle/filter-arbitraries.ts";
+import { print } from "../support/oracle/filter-ast.ts";
+import { filterWorld, insertWorld, TENANT } from "../support/oracle/filter-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 15: no answer depends on rows the caller cannot see. Two databases differ only in

@@ -8,8 +8,8 @@ import { buildModel } from "../../src/model/registry.ts";
 import { type ReadContext, read, type UrlShapeRead } from "../../src/odata/read.ts";
 import { shapeOf } from "../../src/odata/shape.ts";
 import { buildVersions } from "../../src/odata/versions/index.ts";
+import { buildFixture, type Fixture } from "../support/core/read-fixture.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { buildFixture, type Fixture } from "../support/read-fixture.ts";
 
 // The statement cache must be invisible: every request answers exactly as the full path (parse,
 // plan, compile) answers it, whatever literals it carries and whichever request taught the caches

@@ -1,15 +1,14 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { databaseKinds } from "../support/databases.ts";
-import { formatGraphQLBody } from "../support/graphql-cases.ts";
+import { formatGraphQLBody } from "../support/core/graphql-cases.ts";
 import {
   type CaseServer,
   formatBody,
   formatStatements,
   listCases,
   startCaseServer,
-} from "../support/sql-cases.ts";
+} from "../support/core/sql-cases.ts";
 import {
   maskRunTimes,
   parseWriteGraphQL,
@@ -17,7 +16,8 @@ import {
   snapshotTables,
   tableContents,
   type WriteCase,
-} from "../support/write-cases.ts";
+} from "../support/core/write-cases.ts";
+import { databaseKinds } from "../support/databases.ts";
 
 // Writes as data (cases/README.md): each cases/writes/<name>.http (OData) or <name>.graphql (a
 // mutation) is sent to the real server on the fixture, then its `## after:` read is sent as the

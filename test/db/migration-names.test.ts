@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readMigrations } from "../../src/db/migrate.ts";
-import { migrationNameProblems } from "../support/migration-names.ts";
+import { migrationNameProblems } from "../support/db/migration-names.ts";
 
 // Names sort in creation order (README, "The data model and migrations"). These are the migrations
 // shipped so far, in the order they were made; a new one must sort after the last of them (its

@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openEmbedded } from "../../src/db/embedded.ts";
 import { migrate, migrationsDir, readMigrations } from "../../src/db/migrate.ts";
-import { actualSchema } from "../support/catalog.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { expectedSchema } from "../support/prisma-model.ts";
+import { actualSchema } from "../support/db/catalog.ts";
+import { expectedSchema } from "../support/db/prisma-model.ts";
 
 describe.each(databaseKinds)("migrations on %s", (kind) => {
   let test: TestDatabase;

@@ -7,8 +7,8 @@ import { ConnectionFailed, QueryCancelled, StatementTimeout } from "../../src/db
 import { openPostgres } from "../../src/db/postgres.ts";
 import { withCancellation } from "../../src/db/unit-of-work.ts";
 import { freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { subscribe } from "../support/graphql-subscriptions.ts";
-import { type PgBouncer, pgbouncerBinary, startPgBouncer } from "../support/pgbouncer.ts";
+import { type PgBouncer, pgbouncerBinary, startPgBouncer } from "../support/db/pgbouncer.ts";
+import { subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { type RunningServer, startServer } from "../support/processes.ts";
 
 // Issue 29, item 3: fleetgate behind PgBouncer in transaction pooling mode (Debian's 1.18, which

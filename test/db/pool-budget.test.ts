@@ -11,10 +11,10 @@ import { newUnitOfWork, withUnitOfWork } from "../../src/db/unit-of-work.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
+import { buildFixture, type Fixture } from "../support/core/read-fixture.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
-import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
-import { buildFixture, type Fixture } from "../support/read-fixture.ts";
+import { graphql } from "../support/graphql/graphql.ts";
+import { type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import type { TestServer } from "../support/server.ts";
 
 // Issue 27, item 8: no request or stream holds more than its share of the pool. A request's

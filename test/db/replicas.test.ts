@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseExposition, sampleValue } from "../support/prometheus.ts";
-import { clusterTools, type ReplicaCluster, startReplicaCluster } from "../support/replica-cluster.ts";
+import { clusterTools, type ReplicaCluster, startReplicaCluster } from "../support/db/replica-cluster.ts";
 import {
   caughtUp,
   DATABASE,
@@ -10,7 +9,8 @@ import {
   sql,
   startReplicaServer,
   whileReplayPaused,
-} from "../support/replica-world.ts";
+} from "../support/db/replica-world.ts";
+import { parseExposition, sampleValue } from "../support/http/prometheus.ts";
 
 // Issue 46, item 5, with issue 45's "replicas never widen rights": a real primary and a real hot
 // standby streaming from it (initdb, pg_basebackup, a second postmaster), fleetgate configured with

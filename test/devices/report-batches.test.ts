@@ -5,7 +5,7 @@ import { ReportBatcher } from "../../src/devices/report-batcher.ts";
 import { type ReportRow, recordStates, reportRow } from "../../src/devices/state.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { parseExposition, sampleValue } from "../support/prometheus.ts";
+import { parseExposition, sampleValue } from "../support/http/prometheus.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 46, item 2: concurrent state reports are written together (src/devices/report-batcher.ts),

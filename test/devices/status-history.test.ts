@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markSilentDevicesOffline } from "../../src/devices/state.ts";
 import { demoLogin, seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql, graphqlData } from "../support/graphql.ts";
-import { subscribe } from "../support/graphql-subscriptions.ts";
-import { overallStatus as oracleStatus } from "../support/oracle.ts";
+import { graphql, graphqlData } from "../support/graphql/graphql.ts";
+import { subscribe } from "../support/graphql/graphql-subscriptions.ts";
+import { overallStatus as oracleStatus } from "../support/oracle/oracle.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // A device's stored status history (issue 48, item 4): the trigger of migration
@@ -188,7 +188,7 @@ describe.each(databaseKinds)("a device's status history on %s", (kind) => {
   });
 
   it("computes the status as the API does, for every combination of the columns it reads", async () => {
-    // The trigger's SQL function against the oracle (test/support/oracle.ts), which the API's
+    // The trigger's SQL function against the oracle (test/support/oracle/oracle.ts), which the API's
     // computed overall_status is held to by the read tests: one statement over every combination.
     const rows = await server.test.db.query<{
       is_active: boolean;

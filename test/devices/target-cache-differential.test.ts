@@ -5,9 +5,9 @@ import type { Database } from "../../src/db/database.ts";
 import { openPostgres } from "../../src/db/postgres.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
+import { type Instance, startInstance } from "../support/devices/target-instances.ts";
+import { answerOf, type Endpoint, freshAnswer } from "../support/devices/target-oracle.ts";
 import { testAdminKey } from "../support/server.ts";
-import { type Instance, startInstance } from "../support/target-instances.ts";
-import { answerOf, type Endpoint, freshAnswer } from "../support/target-oracle.ts";
 
 // The target-state cache against a fresh read (DESIGN.md, "Derived state is a cache with a proof"):
 // random sequences of writes (OData and GraphQL on any instance, plain SQL from outside), and after

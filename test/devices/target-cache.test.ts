@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
+import { type Instance, startInstance } from "../support/devices/target-instances.ts";
+import { type Answer, answerOf, type Endpoint, freshAnswer } from "../support/devices/target-oracle.ts";
 import { testAdminKey } from "../support/server.ts";
-import { type Instance, startInstance } from "../support/target-instances.ts";
-import { type Answer, answerOf, type Endpoint, freshAnswer } from "../support/target-oracle.ts";
 
 // The target-state cache (src/devices/target-cache.ts): a poll whose If-None-Match names the
 // current ETag is a 304 with no statement at all, and the cache never answers what the database

@@ -8,7 +8,7 @@ import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
-import { counting } from "../support/target-instances.ts";
+import { counting } from "../support/devices/target-instances.ts";
 
 // src/devices/target-parts.ts on its own: a target read from parts is the whole read's (its digest
 // is the whole text's), a part is read again only when announced changed, evicted past its bytes,

@@ -2,11 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type TargetRelease, type TargetRow, targetRelease } from "../../src/devices/target.ts";
 import { sharedV3, targetV3, targetV3Text } from "../../src/devices/target-v3.ts";
-import { targetV3Before } from "../support/target-v3-before.ts";
+import { targetV3Before } from "../support/devices/target-v3-before.ts";
 
 // Issue 46: a v3 body is written from its fleet's shared part, built once (the release's services
 // under the fleet's variables, as JSON), and the device's own name, config and variables. For any
-// target it must be, byte for byte, the body built whole as before (test/support/target-v3-before.ts):
+// target it must be, byte for byte, the body built whole as before (test/support/devices/target-v3-before.ts):
 // variables overriding across compose, fleet and device in either form, names JavaScript orders
 // first ("12") or treats apart ("__proto__"), odd compositions.
 

@@ -5,9 +5,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds, freshDatabase, type TestDatabase } from "../support/databases.ts";
+import { type Block, type Command, section, shellBlocks } from "../support/docs/readme-blocks.ts";
+import { compare, type Outcome } from "../support/docs/readme-shown.ts";
 import { type RunningServer, startServer } from "../support/processes.ts";
-import { type Block, type Command, section, shellBlocks } from "../support/readme-blocks.ts";
-import { compare, type Outcome } from "../support/readme-shown.ts";
 
 // Issue 47: the README runs. Every shell example of its Quick start, OData, GraphQL and proxy
 // sections runs as written, with bash and curl, in the order a reader meets them, in one terminal

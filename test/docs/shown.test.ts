@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { section, shellBlocks } from "../support/readme-blocks.ts";
-import { compare, differs, parseShown } from "../support/readme-shown.ts";
+import { section, shellBlocks } from "../support/docs/readme-blocks.ts";
+import { compare, differs, parseShown } from "../support/docs/readme-shown.ts";
 
 // The reading of the README's examples that readme-examples.test.ts relies on: a mismatch is found,
 // and `…` stands only for what it stands for.

@@ -12,8 +12,8 @@ import {
   expectAnsweredAsPlain,
   plainly,
   recordingFetch,
-} from "../support/graphql-clients.ts";
-import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
+} from "../support/graphql/graphql-clients.ts";
+import { buildMatrixWorld, type World } from "../support/matrix/matrix-build.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 47, item 1: Apollo Client 4 and urql as they come (their own Accept headers, Apollo's

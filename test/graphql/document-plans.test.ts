@@ -5,9 +5,9 @@ import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { comparable, type GraphQLReply, graphqlTo } from "../support/graphql.ts";
-import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
-import { parseExposition, sampleValue } from "../support/prometheus.ts";
+import { comparable, type GraphQLReply, graphqlTo } from "../support/graphql/graphql.ts";
+import { parseExposition, sampleValue } from "../support/http/prometheus.ts";
+import { buildMatrixWorld, type World } from "../support/matrix/matrix-build.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 28, item 2: an operation answered by the database is planned once per document, caller and

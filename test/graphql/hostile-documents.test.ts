@@ -9,7 +9,7 @@ import {
   measureAttack,
 } from "../../bench/hostile-documents.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 45, item 1: documents built to hold the event loop are refused while they parse (more

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resultMediaType } from "../../src/graphql/execution/negotiation.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { answeredBy } from "../support/graphql-clients.ts";
+import { answeredBy } from "../support/graphql/graphql-clients.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 47, item 1: whatever a client accepts, a query is answered by the same one statement with

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 47: an error in a nested field's argument carries that field's path (its response keys,

@@ -5,8 +5,8 @@ import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { comparable, type GraphQLReply, graphqlTo } from "../support/graphql.ts";
-import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
+import { comparable, type GraphQLReply, graphqlTo } from "../support/graphql/graphql.ts";
+import { buildMatrixWorld, type World } from "../support/matrix/matrix-build.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 28, item 2: a query's root fields run as one SQL statement. Generated operations (several

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
-import type { GraphQLReply } from "../support/graphql.ts";
-import { buildMatrixWorld, type World, whoIs } from "../support/matrix-build.ts";
+import type { GraphQLReply } from "../support/graphql/graphql.ts";
+import { buildMatrixWorld, type World, whoIs } from "../support/matrix/matrix-build.ts";
 import {
   type ActorName,
   actorNames,
@@ -14,11 +14,11 @@ import {
   type State,
   type Table,
   tableOf,
-} from "../support/matrix-world.ts";
+} from "../support/matrix/matrix-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 5's permission matrix for reads, through GraphQL: the world of the OData matrix
-// (test/support/matrix-build.ts) and its oracle (matrix-world.ts); every kind of caller sees exactly the
+// (test/support/matrix/matrix-build.ts) and its oracle (matrix-world.ts); every kind of caller sees exactly the
 // rows the oracle says, at the root, by key, through `where` and through relations and their counts.
 
 type Action = "list" | "count" | "by key" | "where into the other org" | "relations into the other org";

@@ -13,8 +13,8 @@ import {
   plainly,
   recordingFetch,
   withoutRequestIds,
-} from "../support/graphql-clients.ts";
-import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
+} from "../support/graphql/graphql-clients.ts";
+import { buildMatrixWorld, type World } from "../support/matrix/matrix-build.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 47 (automatic persisted queries as Apollo Client and urql send them) under issue 45's rule:

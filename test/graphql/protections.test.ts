@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { type GraphQLReply, graphql } from "../support/graphql.ts";
+import { type GraphQLReply, graphql } from "../support/graphql/graphql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Errors and protections at /graphql: codes of bad input, the depth and cost limits, GRAPHQL_MAX_FIRST,

@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Application, Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, cmp, idsOf, ops, overallStatus, ReadWorld, type Row, text } from "../support/graphql-reads.ts";
+import {
+  byId,
+  cmp,
+  idsOf,
+  ops,
+  overallStatus,
+  ReadWorld,
+  type Row,
+  text,
+} from "../support/graphql/graphql-reads.ts";
 
 // `where` and `orderBy` through GraphQL, on the fixture of the OData read tests; expectations are
 // array code over the rows the fixture inserted.

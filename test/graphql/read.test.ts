@@ -10,7 +10,7 @@ import {
   ReadWorld,
   type Row,
   text,
-} from "../support/graphql-reads.ts";
+} from "../support/graphql/graphql-reads.ts";
 
 // GraphQL reads on the fixture of the OData read tests: the selection (scalars, relations, counts,
 // aliases, fragments, directives), paging, keys; each root field is one SQL statement.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildFixture } from "../support/core/read-fixture.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
-import { buildFixture } from "../support/read-fixture.ts";
+import { graphql } from "../support/graphql/graphql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 27, item 8: a GraphQL request's cost is its whole operation's. Root fields, their aliases

@@ -1,8 +1,8 @@
 import { type Client, createClient } from "graphql-sse";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { plainly } from "../support/graphql-clients.ts";
-import { buildMatrixWorld, type World } from "../support/matrix-build.ts";
+import { plainly } from "../support/graphql/graphql-clients.ts";
+import { buildMatrixWorld, type World } from "../support/matrix/matrix-build.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 47: graphql-sse's single connection mode, with the graphql-sse client itself (PUT reserves

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { graphql } from "../support/graphql.ts";
+import { graphql } from "../support/graphql/graphql.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Issue 10: a query's selection set, nested relations and counts included, is one SQL statement per

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { type Result, type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
+import { type Result, type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 

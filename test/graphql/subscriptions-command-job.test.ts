@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { startFleet } from "../support/fleet.ts";
-import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
+import { type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { startFleet } from "../support/supervisor/fleet.ts";
 
 // Issue 23, item 4: `commandJob(id)` streams a job's progress from submission to its final status,
 // over SSE on a real socket, while real simulated devices answer the command one at a time; the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { type DatabaseKind, databaseKinds } from "../support/databases.ts";
-import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
+import { type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer } from "../support/server.ts";
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
-import { type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
+import { type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 

@@ -5,7 +5,7 @@ import type { EventBus } from "../../src/events/bus.ts";
 import { CredentialWatch } from "../../src/graphql/execution/credential-watch.ts";
 import { createLogger } from "../../src/logger.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { type Result, type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
+import { type Result, type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 

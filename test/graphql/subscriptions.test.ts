@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadDefaultCatalogue } from "../../src/catalogue/defaults.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { startFleet, stopFleet } from "../support/fleet.ts";
-import { type Result, type Subscription, subscribe } from "../support/graphql-subscriptions.ts";
+import { type Result, type Subscription, subscribe } from "../support/graphql/graphql-subscriptions.ts";
 import { injectJson, type Method } from "../support/inject-json.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
+import { startFleet, stopFleet } from "../support/supervisor/fleet.ts";
 
 // Issue 23, item 4: live device and fleet state over SSE, on a real socket, from real simulated
 // devices (`fleetgate fleet` processes) of two tenants. Each tenant sees its own devices go online,

@@ -2,11 +2,11 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CURRENT_SUPERVISOR_VERSION } from "../../src/supervisor/versions.ts";
-import type { FleetDevice } from "../support/fleet.ts";
-import { graphql } from "../support/graphql.ts";
-import { makeUser } from "../support/graphql-writes.ts";
+import { graphql } from "../support/graphql/graphql.ts";
+import { makeUser } from "../support/graphql/graphql-writes.ts";
+import { OLD_VERSION, type ProxiedFleets, startProxiedFleets } from "../support/graphql/supervisor-fleets.ts";
 import type { TestServer } from "../support/server.ts";
-import { OLD_VERSION, type ProxiedFleets, startProxiedFleets } from "../support/supervisor-fleets.ts";
+import type { FleetDevice } from "../support/supervisor/fleet.ts";
 
 // Remote control through GraphQL against real `fleetgate fleet` devices (supervisor-fleets.ts): every
 // supervisor mutation and query, partial failures, targeting, app-scoped commands, access and the audit.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
+import { buildFixture, type Fixture } from "../support/core/read-fixture.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, makeUser, writeHelpers } from "../support/graphql-writes.ts";
-import { buildFixture, type Fixture } from "../support/read-fixture.ts";
+import { byId, makeUser, writeHelpers } from "../support/graphql/graphql-writes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Bulk GraphQL writes (updateDevices, deleteDevices, updateApplications, deleteApplications) with

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { DEVICE, UPDATE_DEVICE, UPDATE_FLEET, writeHelpers } from "../support/graphql-writes.ts";
+import { DEVICE, UPDATE_DEVICE, UPDATE_FLEET, writeHelpers } from "../support/graphql/graphql-writes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // GraphQL updates and deletes by key and the write core's business rules (pins, moves, deactivation,

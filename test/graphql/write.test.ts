@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { DEVICE, FLEET, HEX32, writeHelpers } from "../support/graphql-writes.ts";
+import { DEVICE, FLEET, HEX32, writeHelpers } from "../support/graphql/graphql-writes.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // GraphQL create mutations and input validation through the real server, mirroring

@@ -3,8 +3,8 @@ import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld, World } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld, World } from "../support/write-world.ts";
 
 // $batch in OData 4.01's JSON form at /odata/$batch (issue 47 item 2, issue 45 item 6): requests in
 // order, each atomicity group one transaction through the write core, per-request statuses; every

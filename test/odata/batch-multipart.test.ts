@@ -3,8 +3,8 @@ import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld, World } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld, World } from "../support/write-world.ts";
 
 // $batch in OData 4.0's multipart/mixed form at /odata/$batch (issue 47 item 2): the same requests
 // as the JSON batch (batch-json.test.ts), framed as MIME parts; a change set is one transaction,

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
 import { useDemoServer } from "../support/demo-server.ts";
-import { childrenNamed, descendants, only, parseXml, type XmlElement } from "../support/xml.ts";
+import { childrenNamed, descendants, only, parseXml, type XmlElement } from "../support/odata/xml.ts";
 
 // The CSDL document at /v6/$metadata, read element by element and checked against the model
 // registry and the database's columns (./csdl.test.ts checks it against the CSDL rules).

@@ -7,8 +7,8 @@ import { promisify } from "node:util";
 import { asc } from "@sap-cloud-sdk/odata-v4";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld } from "../support/write-world.ts";
 
 // Two clients generated from the live `/odata/$metadata` by two different generators (issue 47 item
 // 2), each used as its documentation shows, with no header of OData's: odata2ts (its fetch client)

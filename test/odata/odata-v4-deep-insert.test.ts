@@ -3,8 +3,8 @@ import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld, World } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld, World } from "../support/write-world.ts";
 
 // Deep insert and collection binds (OData v4 Protocol §11.4.2.2, issue 31): a POST creates entities
 // of its new entity's collections and binds existing ones, in its one transaction, each through the

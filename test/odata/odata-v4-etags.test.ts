@@ -3,8 +3,8 @@ import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld } from "../support/write-world.ts";
 
 // ETags (OData v4 Protocol §11.4.1.1, RFC 9110 §13.1, issue 31): a weak ETag per entity, computed in
 // SQL from what the caller reads of the row; If-None-Match on a read by key, If-Match on a write by

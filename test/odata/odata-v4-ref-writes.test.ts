@@ -3,8 +3,8 @@ import { createUser } from "../../src/accounts.ts";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld, World } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld, World } from "../support/write-world.ts";
 
 // Writes to a navigation's $ref (OData v4 Protocol §11.4.6, issue 31): each is a PATCH of the row
 // holding the foreign key, with the caller's predicates. Rows are checked through Prisma.

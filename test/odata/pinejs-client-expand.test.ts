@@ -1,6 +1,6 @@
-import { overallStatus } from "../support/oracle.ts";
-import { allDevices, appsWhere, type Case, d, describePineCases } from "../support/pine-cases.ts";
-import { appInclude, wire } from "../support/pine-wire.ts";
+import { allDevices, appsWhere, type Case, d, describePineCases } from "../support/odata/pine-cases.ts";
+import { appInclude, wire } from "../support/odata/pine-wire.ts";
+import { overallStatus } from "../support/oracle/oracle.ts";
 
 // pinejs-client-core against the API: $select (links, computed fields, every default field) and
 // $expand (nested options, null links, $count).

@@ -6,8 +6,8 @@ import {
   devicesWhere,
   pick,
   special,
-} from "../support/pine-cases.ts";
-import { wire } from "../support/pine-wire.ts";
+} from "../support/odata/pine-cases.ts";
+import { wire } from "../support/odata/pine-wire.ts";
 
 // pinejs-client-core against the API: $filter objects (comparisons, null, dates, $in, $or/$and/$not,
 // string functions) and strings with ' & / %.

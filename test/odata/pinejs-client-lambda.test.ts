@@ -5,8 +5,8 @@ import {
   devicesWhere,
   pick,
   special,
-} from "../support/pine-cases.ts";
-import { wire } from "../support/pine-wire.ts";
+} from "../support/odata/pine-cases.ts";
+import { wire } from "../support/odata/pine-wire.ts";
 
 // pinejs-client-core against the API: $filter objects with $any and $all (nested, and on to-one
 // links), and $count inside $filter.

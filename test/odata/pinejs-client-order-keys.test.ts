@@ -1,7 +1,7 @@
 import type { Params } from "pinejs-client-core";
 import { expect, it } from "vitest";
-import { type Case, d, describePineCases, devicesWhere, pick, special } from "../support/pine-cases.ts";
-import { appInclude, type Row, wire } from "../support/pine-wire.ts";
+import { type Case, d, describePineCases, devicesWhere, pick, special } from "../support/odata/pine-cases.ts";
+import { appInclude, type Row, wire } from "../support/odata/pine-wire.ts";
 
 // pinejs-client-core against the API: $orderby (directions, paths, counts), parameter aliases,
 // $top/$skip and /$count; reads by id, by alternate and composite keys, misses; and the wire encoding

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PrismaClient } from "../../src/generated/prisma/client.ts";
 import { seedDemo } from "../../src/seed/demo.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { type BodyStatusError, FetchPine } from "../support/fetch-pine.ts";
-import { wire } from "../support/pine-wire.ts";
+import { type BodyStatusError, FetchPine } from "../support/odata/fetch-pine.ts";
+import { wire } from "../support/odata/pine-wire.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
 
 // Writes through pinejs-client-core 8 (post, patch, delete, upsert) against a real listener, as

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, idsOf, useODataReads } from "../support/odata-reads.ts";
+import { byId, idsOf, useODataReads } from "../support/odata/odata-reads.ts";
 
 // OData reads, counts: /$count, with a filter, and $count=true beside the rows. Every expectation is
-// computed in JavaScript from the rows of test/support/read-fixture.ts (filter, sort and map the
+// computed in JavaScript from the rows of test/support/core/read-fixture.ts (filter, sort and map the
 // arrays), never by asking the compiler.
 
 describe.each(databaseKinds)("OData read results on %s", (kind) => {

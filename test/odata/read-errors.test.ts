@@ -1,9 +1,9 @@
 import { describe, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { useODataReads } from "../support/odata-reads.ts";
+import { useODataReads } from "../support/odata/odata-reads.ts";
 
 // OData reads, errors: an unknown resource or name is refused, naming the problem. Every expectation
-// is computed in JavaScript from the rows of test/support/read-fixture.ts (filter, sort and map the
+// is computed in JavaScript from the rows of test/support/core/read-fixture.ts (filter, sort and map the
 // arrays), never by asking the compiler.
 
 describe.each(databaseKinds)("OData read results on %s", (kind) => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Application, Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, idsOf, useODataReads } from "../support/odata-reads.ts";
+import { byId, idsOf, useODataReads } from "../support/odata/odata-reads.ts";
 
 // OData reads, paths in $filter: to-one paths, any/all over to-many navigations, and nav/$count. Every
-// expectation is computed in JavaScript from the rows of test/support/read-fixture.ts (filter, sort
+// expectation is computed in JavaScript from the rows of test/support/core/read-fixture.ts (filter, sort
 // and map the arrays), never by asking the compiler.
 
 describe.each(databaseKinds)("OData read results on %s", (kind) => {

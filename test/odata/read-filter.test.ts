@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { isoDate, useODataReads } from "../support/odata-reads.ts";
-import { cmp, ops } from "../support/oracle.ts";
+import { isoDate, useODataReads } from "../support/odata/odata-reads.ts";
+import { cmp, ops } from "../support/oracle/oracle.ts";
 
 // OData reads, $filter on device: comparison, null semantics, logic, arithmetic, functions and
 // literals, each case a filter and the predicate it means. Every expectation is computed in JavaScript
-// from the rows of test/support/read-fixture.ts (filter, sort and map the arrays), never by asking the
+// from the rows of test/support/core/read-fixture.ts (filter, sort and map the arrays), never by asking the
 // compiler.
 
 type DeviceCase = readonly [filter: string, predicate: (d: Device) => boolean];

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Application, Device, DeviceTag } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { useODataReads, wire } from "../support/odata-reads.ts";
+import { useODataReads, wire } from "../support/odata/odata-reads.ts";
 
 // OData reads, keys: by id, by an alternate or composite key, and a key that matches nothing. Every
-// expectation is computed in JavaScript from the rows of test/support/read-fixture.ts (filter, sort
+// expectation is computed in JavaScript from the rows of test/support/core/read-fixture.ts (filter, sort
 // and map the arrays), never by asking the compiler.
 
 describe.each(databaseKinds)("OData read results on %s", (kind) => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { Application } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, idsOf, text, useODataReads } from "../support/odata-reads.ts";
-import { overallStatus } from "../support/oracle.ts";
+import { byId, idsOf, text, useODataReads } from "../support/odata/odata-reads.ts";
+import { overallStatus } from "../support/oracle/oracle.ts";
 
 // OData reads, $orderby, $top and $skip: keys, directions, ties and paging. Every expectation is
-// computed in JavaScript from the rows of test/support/read-fixture.ts (filter, sort and map the
+// computed in JavaScript from the rows of test/support/core/read-fixture.ts (filter, sort and map the
 // arrays), never by asking the compiler.
 
 describe.each(databaseKinds)("OData read results on %s", (kind) => {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, pick, type Row, useODataReads, wire } from "../support/odata-reads.ts";
-import { overallStatus } from "../support/oracle.ts";
-import { releaseVersion } from "../support/pine-wire.ts";
+import { byId, pick, type Row, useODataReads, wire } from "../support/odata/odata-reads.ts";
+import { releaseVersion } from "../support/odata/pine-wire.ts";
+import { overallStatus } from "../support/oracle/oracle.ts";
 
 // OData reads, $select and computed fields: which fields a read gives, in which order. Every
-// expectation is computed in JavaScript from the rows of test/support/read-fixture.ts (filter, sort
+// expectation is computed in JavaScript from the rows of test/support/core/read-fixture.ts (filter, sort
 // and map the arrays), never by asking the compiler.
 
 describe.each(databaseKinds)("OData read results on %s", (kind) => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
+import { basicWorld } from "../support/odata/write-world.ts";
 import { startTestServer, type TestServer } from "../support/server.ts";
-import { basicWorld } from "../support/write-world.ts";
 
 // The standard OData v4 service root (issue 47): `/odata/` answers every request exactly as `/v7/`
 // answers it with `OData-MaxVersion: 4.0`, with no header at all, its URLs under `/odata/`; `/v7/`

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { DERIVED, describeOlderVersions, namesIn, toOld } from "../support/odata-versions.ts";
+import { DERIVED, describeOlderVersions, namesIn, toOld } from "../support/odata/odata-versions.ts";
 
 // API versions v1…v5 through the real server, $filter and $orderby through renamed fields, paths,
 // lambdas and derived fields. Every expectation is the same data read through v6, renamed in
-// JavaScript (test/support/odata-versions.ts).
+// JavaScript (test/support/odata/odata-versions.ts).
 
 describeOlderVersions((versions, version) => {
   const { releases, rows } = versions;

@@ -9,11 +9,11 @@ import {
   renames,
   resourceName,
   v4Names,
-} from "../support/odata-versions.ts";
+} from "../support/odata/odata-versions.ts";
 
 // API versions v1…v5 through the real server, the names each version shows and refuses, in answers and
 // in $metadata; v2's (and v1's) and v5's own. Every expectation is the same data read through v6,
-// renamed in JavaScript (test/support/odata-versions.ts).
+// renamed in JavaScript (test/support/odata/odata-versions.ts).
 
 describeOlderVersions(
   (versions, version) => {

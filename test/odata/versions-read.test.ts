@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { DERIVED, describeOlderVersions, namesIn, type Row, toOld } from "../support/odata-versions.ts";
+import { DERIVED, describeOlderVersions, namesIn, type Row, toOld } from "../support/odata/odata-versions.ts";
 
 // API versions v1…v5 through the real server, reads: collections, keys, $select, counts, computed and
 // derived fields, and OData v4 JSON, in each older version's names. Every expectation is the same data
-// read through v6, renamed in JavaScript (test/support/odata-versions.ts).
+// read through v6, renamed in JavaScript (test/support/odata/odata-versions.ts).
 
 describeOlderVersions((versions, version) => {
   const { call, get, rows, expectError } = versions;

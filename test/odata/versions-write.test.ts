@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { DERIVED, describeOlderVersions, namesIn, type Row, toOld } from "../support/odata-versions.ts";
+import { DERIVED, describeOlderVersions, namesIn, type Row, toOld } from "../support/odata/odata-versions.ts";
 
 // API versions v1…v5 through the real server, writes (POST, PATCH, PUT, DELETE, a dry run) in older
 // versions' names, and the rules that hold in each. Every expectation is the same data read through
-// v6, renamed in JavaScript (test/support/odata-versions.ts).
+// v6, renamed in JavaScript (test/support/odata/odata-versions.ts).
 
 describeOlderVersions((versions, version) => {
   const { fleetId, releases, call, rows, expectError } = versions;

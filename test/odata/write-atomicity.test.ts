@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { odataWrites } from "../support/odata-writes.ts";
+import { odataWrites } from "../support/odata/odata-writes.ts";
 
 // A write is all or nothing: a rule that refuses one row, a trigger that fails on one, a restricting
 // foreign key, a unique key; each answers 400, 409 or an error, and no row changes.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Device, Organization } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { byId, link, odataWrites, type Row } from "../support/odata-writes.ts";
+import { byId, link, odataWrites, type Row } from "../support/odata/odata-writes.ts";
 
 // Writes over many rows: x-dry-run reports what a write would change and changes nothing; a bulk PATCH
 // or DELETE changes exactly the rows its $filter matches, checked row by row.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { HEX32, link, odataWrites } from "../support/odata-writes.ts";
+import { HEX32, link, odataWrites } from "../support/odata/odata-writes.ts";
 
 // OData POST: what a create answers (201, Location, the entity as a GET by key shows it), the fields
 // the server fills in, and the bodies and URLs a create refuses.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { databaseKinds } from "../support/databases.ts";
-import { link, odataWrites, type Row } from "../support/odata-writes.ts";
+import { link, odataWrites, type Row } from "../support/odata/odata-writes.ts";
 
 // The shape of a write request: bodies refused before any row is touched (not an object, unknown or
 // server-owned fields, wrong types, nulls where none may be), each a 400 naming the field with nothing

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Device } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { link, odataWrites, type Row } from "../support/odata-writes.ts";
+import { link, odataWrites, type Row } from "../support/odata/odata-writes.ts";
 
 // The rules of a device write: pins to the device's own fleet, moves between fleets of one
 // architecture, deactivation only offline, with one billing event per device deactivated.

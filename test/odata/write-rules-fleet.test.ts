@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Application, Device, Release } from "../../src/generated/prisma/client.ts";
 import { databaseKinds } from "../support/databases.ts";
-import { link, odataWrites } from "../support/odata-writes.ts";
+import { link, odataWrites } from "../support/odata/odata-writes.ts";
 
 // The rules of a fleet write: commit and should_be_running__release target one of its releases,
 // tracking follows the newest successful final release, the slug follows renames, deletes cascade.

@@ -9,7 +9,7 @@ import {
   unmanaged,
   unmanagedDevice,
   waitFor,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // The endpoints that act on the application: /v1/restart, /v1/purge, /v1/apps/:appId
 // (GET, stop, start), with the update lock, `force`, and the single-container rule.

@@ -10,7 +10,7 @@ import {
   tempDir,
   unmanagedDevice,
   waitFor,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // The device-wide endpoints of a real unmanaged supervisor: auth, /ping, /v1/healthy,
 // /v1/blink, /v1/device, /v1/regenerate-api-key, /v1/update and the error middleware.

@@ -1,6 +1,6 @@
 import { request as httpRequest } from "node:http";
 import { describe, expect, it } from "vitest";
-import { KEY, unmanagedDevice } from "../support/supervisor-process.ts";
+import { KEY, unmanagedDevice } from "../support/supervisor/supervisor-process.ts";
 
 // HTTP framing as express gives it to the real supervisor: the auth middleware's scheme match
 // ignores case; HEAD is routed to GET; the default router ignores case in paths and allows a

@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { client, unmanagedDevice } from "../support/supervisor-process.ts";
+import { client, unmanagedDevice } from "../support/supervisor/supervisor-process.ts";
 
 // GET and PATCH /v1/device/host-config: partial updates, resets, validation messages that
 // name the member, the update lock, and persistence across a restart of the process.

@@ -1,7 +1,12 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type FakeCloud, PROVISIONING_KEY, startFakeCloud, USER_TOKEN } from "../support/fake-cloud.ts";
+import {
+  type FakeCloud,
+  PROVISIONING_KEY,
+  startFakeCloud,
+  USER_TOKEN,
+} from "../support/supervisor/fake-cloud.ts";
 import {
   client,
   FAST,
@@ -10,7 +15,7 @@ import {
   spawnSupervisor,
   tempDir,
   waitFor,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // Managed mode against a fake cloud: registration (with a provisioning key, or with a
 // user token that first creates one), state reports (at start, on change, heartbeat, at

@@ -8,7 +8,7 @@ import {
   unmanaged,
   unmanagedDevice,
   waitFor,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // /v1/reboot and /v1/shutdown: 202 {Data: OK, Error: null} once the application has
 // stopped, 423 {Data: "", Error} while the update lock is held, unless forced.

@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeCloud, FLEET_UUID, PROVISIONING_KEY, startFakeCloud } from "../support/fake-cloud.ts";
+import {
+  type FakeCloud,
+  FLEET_UUID,
+  PROVISIONING_KEY,
+  startFakeCloud,
+} from "../support/supervisor/fake-cloud.ts";
 import {
   FAST,
   removeDir,
@@ -7,7 +12,7 @@ import {
   spawnSupervisor,
   tempDir,
   waitFor,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // Where a managed device reports: PATCH /device/v3/state by default, as balena-supervisor v17
 // does (api-binder's report: {<uuid>: {…, api_secret, apps: {<app uuid>: {release_uuid}}}}),

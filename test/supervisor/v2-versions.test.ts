@@ -5,7 +5,7 @@ import {
   type SupervisorProcess,
   tempDir,
   unmanaged,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // --supervisor-version X serves the v2 endpoints X had, per balena-supervisor's docs/API.md:
 // the app actions from 7.0.0 (serviceName besides imageId from 8.2.2), the app states from

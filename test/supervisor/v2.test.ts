@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { client, unmanagedDevice, waitFor } from "../support/supervisor-process.ts";
+import { client, unmanagedDevice, waitFor } from "../support/supervisor/supervisor-process.ts";
 
 // The v2 device API against a real `fleetgate supervisor`, checked against balena-supervisor's
 // device-api/v2.ts and actions.ts: statuses, bodies and the update lock for each endpoint.

@@ -6,7 +6,7 @@ import {
   type SupervisorProcess,
   tempDir,
   unmanaged,
-} from "../support/supervisor-process.ts";
+} from "../support/supervisor/supervisor-process.ts";
 
 // --supervisor-version X serves exactly what supervisor X served: the v1 API from 1.1.0,
 // /v1/device from 1.6, /v1/apps/:appId from 1.8, /v1/healthy from 6.5.0, host-config from

@@ -23,7 +23,7 @@ type ComputedSql = (row: Fragment) => Fragment;
 //   updating           downloading a release: status "Downloading" with a download_progress
 //   configuring        still provisioning: provisioning_progress set
 //   idle               anything else
-// test/support/oracle.ts keeps the same rule in JavaScript. v7 has a rule of its own, below.
+// test/support/oracle/oracle.ts keeps the same rule in JavaScript. v7 has a rule of its own, below.
 const overallStatus: ComputedSql = (row) => sql`CASE
       WHEN NOT ${row}."is_active" THEN 'inactive'
       WHEN ${row}."provisioning_state" = 'Post-Provisioning' THEN 'post-provisioning'

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect } from "vitest";
 import type { PrismaClient } from "../../../src/generated/prisma/client.ts";
 import { seedDemo } from "../../../src/seed/demo.ts";
-import { type Exchange, type LatestSDK, latestSdkVersion, loggedSdk, sdkCalls } from "../balena-sdk.ts";
 import type { DatabaseKind } from "../databases.ts";
 import { startTestServer, type TestServer } from "../server.ts";
+import { type Exchange, type LatestSDK, latestSdkVersion, loggedSdk, sdkCalls } from "./balena-sdk.ts";
 
 // The world of the SDK acceptance tests (test/clients/sdk-*.test.ts): the real server on one
 // database with the demo data, a normal member of the demo organization created through the API,
