@@ -41,9 +41,12 @@ export const anonymous: Caller = { kind: "anonymous" };
  * What a credential resolves to now: its caller and when it expires (ms since the epoch; undefined
  * for a key without an expiry date), or why it does not (a subscription it ends is told).
  */
-export type Resolution =
-  | { readonly caller: Authenticated; readonly expiresAt: number | undefined }
-  | { readonly refused: string };
+export type Resolution = { readonly caller: Authenticated; readonly expiresAt: number | undefined } | Refusal;
+
+/** Why a credential is refused, as its holder is told: "expired", "is unknown or was revoked", … */
+export interface Refusal {
+  readonly refused: string;
+}
 
 interface KeyRow {
   actor: number;
@@ -155,14 +158,15 @@ export class Authenticator {
     if (credentials?.size === 0) this.byActor.delete(entry.caller.actor);
   }
 
-  async authenticate(credential: string): Promise<Authenticated | undefined> {
+  /** The credential's caller (cached), or why it is refused. */
+  async authenticate(credential: string): Promise<Authenticated | Refusal> {
     const cached = this.cached(credential);
     if (cached) return cached;
     // The generation a lookup started in: a `forget` while it ran (a key deleted meanwhile) means
     // its answer may already be stale, so it answers this request but is not kept.
     const generation = this.generation;
     const resolved = await this.resolve(credential);
-    if (!("caller" in resolved)) return undefined;
+    if (!("caller" in resolved)) return resolved;
     if (credential.length <= maxCachedLength && generation === this.generation) {
       // Bounded: the entry kept longest goes first (a Map iterates in insertion order).
       const oldest =
@@ -217,7 +221,7 @@ export class Authenticator {
 
   private async fromApiKey(key: string): Promise<Resolution> {
     const row = await this.keys.get(hashKey(key));
-    if (!row) return { refused: "was revoked" };
+    if (!row) return { refused: "is unknown or was revoked" };
     if (!row.live) return { refused: "expired" };
     const caller = callerOfRow(row);
     if (!caller) return { refused: "belongs to a user, fleet or device that was deleted" };

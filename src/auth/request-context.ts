@@ -7,6 +7,7 @@ import {
   type Caller,
   credentialOf,
   presentsCredential,
+  type Refusal,
 } from "./caller.ts";
 import type { Permissions } from "./permissions.ts";
 import { permissionsFor } from "./policies.ts";
@@ -29,6 +30,8 @@ export interface RequestContext<Protocol = undefined> {
    * invalid (unknown, revoked, expired, forged or malformed). Read it through `asReader` or `asWriter`.
    */
   readonly caller: Caller | undefined;
+  /** Why the credential the request carries is refused (`caller` undefined): "expired", … */
+  readonly refused?: string;
   /** Its statements (counted, cancelled with the request), its one connection, its actor (db/unit-of-work.ts). */
   readonly unit: UnitOfWork;
   /**
@@ -47,6 +50,9 @@ export interface Acting<C extends Caller = Caller> {
 const resolving = new WeakMap<CredentialSource, Promise<RequestContext>>();
 const resolved = new WeakMap<CredentialSource, RequestContext>();
 
+/** A credential presented in a form the server does not take (a scheme other than Bearer, …). */
+const malformed: Refusal = { refused: "is not in a form the server takes" };
+
 /** Resolves the request's context, once per request (a second call gets the first one's). */
 export function resolveRequestContext(
   request: CredentialSource,
@@ -55,16 +61,24 @@ export function resolveRequestContext(
   let context = resolving.get(request);
   if (!context) {
     const credential = credentialOf(request.headers, request.query);
-    const caller = credential
+    const caller: Promise<Caller | Refusal> = credential
       ? authenticator.authenticate(credential)
-      : Promise.resolve(presentsCredential(request.headers, request.query) ? undefined : anonymous);
+      : Promise.resolve(presentsCredential(request.headers, request.query) ? malformed : anonymous);
     context = caller.then((found) => {
-      const made: RequestContext = {
-        caller: found,
-        // Whose writes the unit makes: its reads then wait for them (db/replicas.ts).
-        unit: newUnitOfWork(request.id, found && found.kind !== "anonymous" ? found.actor : undefined),
-        protocol: undefined,
-      };
+      const made: RequestContext =
+        "refused" in found
+          ? {
+              caller: undefined,
+              refused: found.refused,
+              unit: newUnitOfWork(request.id),
+              protocol: undefined,
+            }
+          : {
+              caller: found,
+              // Whose writes the unit makes: its reads then wait for them (db/replicas.ts).
+              unit: newUnitOfWork(request.id, found.kind !== "anonymous" ? found.actor : undefined),
+              protocol: undefined,
+            };
       resolved.set(request, made);
       return made;
     });
@@ -86,6 +100,11 @@ export function requestContext(request: CredentialSource): RequestContext {
 /** The same context, with what a surface negotiated with the client. */
 export function withProtocol<P>(context: RequestContext<unknown>, protocol: P): RequestContext<P> {
   return { ...context, protocol };
+}
+
+/** The refusal of a request whose credential is refused, naming why (a subscription's end does too). */
+export function credentialRefused(context: { readonly refused?: string }): Unauthorized {
+  return new Unauthorized(context.refused ? `The credential ${context.refused}` : undefined);
 }
 
 /** The caller who reads: anonymous without a credential; an invalid credential is refused (Unauthorized). */

@@ -1,10 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUser } from "../../src/accounts.ts";
 import { createApiKey, hashKey } from "../../src/auth/api-keys.ts";
-import { Authenticator } from "../../src/auth/caller.ts";
+import { type Authenticated, Authenticator, type Refusal } from "../../src/auth/caller.ts";
 import type { Executor, Statement } from "../../src/db/database.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { freshDatabase, type TestDatabase } from "../support/databases.ts";
+
+/** The caller a credential resolved to, or undefined when it was refused. */
+async function callerOf(resolved: Promise<Authenticated | Refusal>): Promise<Authenticated | undefined> {
+  const found = await resolved;
+  return "refused" in found ? undefined : found;
+}
 
 // Issue 28: the credential cache is looked up by the credential itself (no hash per request). It
 // must still forget at once, stay bounded and never outlive a credential.
@@ -53,14 +59,14 @@ describe("the credential cache", () => {
     const db = counted();
     const authenticator = new Authenticator(db, secret);
     const key = await newKey("repeated");
-    expect((await authenticator.authenticate(key))?.actor).toBe(actor);
-    expect((await authenticator.authenticate(key))?.actor).toBe(actor);
+    expect((await callerOf(authenticator.authenticate(key)))?.actor).toBe(actor);
+    expect((await callerOf(authenticator.authenticate(key)))?.actor).toBe(actor);
     expect(db.lookups).toBe(1);
 
     // A key deleted is refused on the next request once the write that deleted it forgets.
     await deleteKey("repeated");
     authenticator.forget();
-    expect(await authenticator.authenticate(key)).toBeUndefined();
+    expect(await callerOf(authenticator.authenticate(key))).toBeUndefined();
     expect(db.lookups).toBe(2);
   });
 
@@ -83,9 +89,9 @@ describe("the credential cache", () => {
     expect(db.lookups).toBe(4);
     authenticator.forgetActor(actor);
     // The other actor's credential is still known; this actor's `kept` is looked up again.
-    expect((await authenticator.authenticate(other))?.actor).toBe(otherUser?.actor);
+    expect((await callerOf(authenticator.authenticate(other)))?.actor).toBe(otherUser?.actor);
     expect(db.lookups).toBe(4);
-    expect((await authenticator.authenticate(kept as string))?.actor).toBe(actor);
+    expect((await callerOf(authenticator.authenticate(kept as string)))?.actor).toBe(actor);
     expect(db.lookups).toBe(5);
   });
 
@@ -107,9 +113,9 @@ describe("the credential cache", () => {
     authenticator.forget();
     release();
     hold = false;
-    expect((await pending)?.actor).toBe(actor);
+    expect((await callerOf(pending))?.actor).toBe(actor);
     // The stale answer was not kept: the next request looks the key up, and is refused.
-    expect(await authenticator.authenticate(key)).toBeUndefined();
+    expect(await callerOf(authenticator.authenticate(key))).toBeUndefined();
     expect(db.lookups).toBe(2);
   });
 
@@ -131,18 +137,18 @@ describe("the credential cache", () => {
     const authenticator = new Authenticator(db, secret, { ttlMs: 60_000 });
     const soon = new Date(Date.now() + 1_500).toISOString();
     const key = await newKey("expiring", soon);
-    expect((await authenticator.authenticate(key))?.actor).toBe(actor);
+    expect((await callerOf(authenticator.authenticate(key)))?.actor).toBe(actor);
     await new Promise((resolve) => setTimeout(resolve, 1_600));
-    expect(await authenticator.authenticate(key)).toBeUndefined();
+    expect(await callerOf(authenticator.authenticate(key))).toBeUndefined();
     expect(db.lookups).toBe(2);
 
     const short = new Authenticator(counted(), secret, { ttlMs: 50 });
     const other = await newKey("short-lived cache");
-    expect((await short.authenticate(other))?.actor).toBe(actor);
+    expect((await callerOf(short.authenticate(other)))?.actor).toBe(actor);
     await deleteKey("short-lived cache");
     await new Promise((resolve) => setTimeout(resolve, 80));
     // Deleted without a forget (another instance's write): refused once the entry timed out.
-    expect(await short.authenticate(other)).toBeUndefined();
+    expect(await callerOf(short.authenticate(other))).toBeUndefined();
   });
 
   it("does not keep a credential longer than any the server issues", async () => {
@@ -153,8 +159,8 @@ describe("the credential cache", () => {
       text: `INSERT INTO "api_key" ("is_of__actor", "name", "key_hash") VALUES ($1::int4, 'long', $2::text)`,
       values: [actor, hashKey(long)],
     });
-    expect((await authenticator.authenticate(long))?.actor).toBe(actor);
-    expect((await authenticator.authenticate(long))?.actor).toBe(actor);
+    expect((await callerOf(authenticator.authenticate(long)))?.actor).toBe(actor);
+    expect((await callerOf(authenticator.authenticate(long)))?.actor).toBe(actor);
     expect(db.lookups).toBe(2);
   });
   // Issue 46: at a million devices' cadence the cache rarely holds a device's key (it calls every
@@ -168,7 +174,7 @@ describe("the credential cache", () => {
       keys.push(revoked);
     });
     const callers = await Promise.all(
-      [...keys, keys[0] as string].map((key) => authenticator.authenticate(key)),
+      [...keys, keys[0] as string].map((key) => callerOf(authenticator.authenticate(key))),
     );
     expect(db.lookups).toBe(1);
     expect(callers.map((caller) => caller?.actor)).toEqual([
@@ -193,8 +199,8 @@ describe("the credential cache", () => {
     await deleteKey("asked-twice");
     const second = authenticator.authenticate(key);
     release();
-    expect((await first)?.actor).toBe(actor);
-    expect(await second).toBeUndefined();
+    expect((await callerOf(first))?.actor).toBe(actor);
+    expect(await callerOf(second)).toBeUndefined();
     expect(db.lookups).toBe(2);
   });
 });

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { aliases } from "../../bench/hostile-documents.ts";
 import { loadConfig } from "../../src/config.ts";
 import type { Database } from "../../src/db/database.ts";
+import { SelectionPlanner } from "../../src/graphql/schema/selection.ts";
 import { createLogger } from "../../src/logger.ts";
 import { buildModel } from "../../src/model/registry.ts";
 import { buildServer } from "../../src/server.ts";
@@ -11,7 +12,8 @@ import { databaseKinds, freshDatabase, type TestDatabase } from "../support/data
 // document not seen before is validated in one turn of the event loop and planned in the next, so
 // the server answers what waits in between (how long each turn is, the bench measures: README
 // "Hostile documents"). Counted here in turns, not milliseconds: from the request to its statement,
-// a large document takes one turn more than a small one.
+// a large document takes one turn more than a small one. An operation over the cost limit is
+// refused once it is planned, not planned again by the executor's cost limit.
 
 describe.each(databaseKinds)("a large GraphQL document on %s", (kind) => {
   let test: TestDatabase;
@@ -64,6 +66,21 @@ describe.each(databaseKinds)("a large GraphQL document on %s", (kind) => {
       expect(large.response.statusCode, large.response.body.slice(0, 300)).toBe(200);
       expect(large.response.headers["x-sql-statements"]).toBe("1");
       expect(large.turns).toBe((small.turns as number) + 1);
+    }
+  });
+
+  it("refuses an operation over the cost limit once it is planned", async () => {
+    const planning = vi.spyOn(SelectionPlanner.prototype, "planRootFields");
+    try {
+      for (let round = 0; round < 2; round++) {
+        planning.mockClear();
+        const query = aliases(499, "applications { ownsDevice { deviceTag { id } } }", round);
+        const response = await app.inject({ method: "POST", url: "/graphql", payload: { query } });
+        expect(response.json().errors?.[0]?.message).toMatch(/more than the limit of/);
+        expect(planning).toHaveBeenCalledTimes(1);
+      }
+    } finally {
+      planning.mockRestore();
     }
   });
 });

@@ -120,6 +120,23 @@ describe.each(databaseKinds)("a subscription's credential on %s", (kind) => {
     await endsAfter(stream, /revoked/, () => send("DELETE", `/v6/api_key(${id})`));
   });
 
+  it("names why a request's credential is refused, as a stream's end does", async () => {
+    const { key, id } = await userKey(owner, "refused-request");
+    const ended = await user("ended");
+    expect((await send("DELETE", `/v6/api_key(${id})`)).status).toBe(200);
+    expect((await send("PATCH", `/v6/user(${ended.id})`, { password: "a-new-password" })).status).toBe(200);
+    for (const [credential, reason] of [
+      [key, "The credential is unknown or was revoked"],
+      [ended.token, "The credential was ended by a password change"],
+      ["not-a-key", "The credential is unknown or was revoked"],
+    ] as const) {
+      const refused = await send("POST", "/graphql", { query: "{ __typename }" }, credential);
+      expect(refused.status, refused.raw).toBe(401);
+      const errors = (refused.body as { errors: { message: string; extensions: { code: string } }[] }).errors;
+      expect(errors[0]).toMatchObject({ message: reason, extensions: { code: "UNAUTHENTICATED" } });
+    }
+  });
+
   it("ends a stream whose session is ended by a password change", async () => {
     const ivy = await user("ivy");
     const fleet = await fleetOf(ivy, "ivy-fleet");

@@ -116,6 +116,8 @@ describe.each(databaseKinds)("GraphQL over WebSocket on %s", (kind) => {
     const after = await query<{ application: { id: number } | null }>(client, text);
     expect(after.data?.application ?? null).toBeNull();
     expect(after.errors?.[0]?.extensions?.code).toBe("UNAUTHENTICATED");
+    // Naming why, as the end of a subscription does.
+    expect(after.errors?.[0]?.message).toBe("The credential is unknown or was revoked");
     // Refused before anything runs, a query that reads nothing of the caller too.
     const typename = await query<{ __typename: string }>(client, "{ __typename }");
     expect(typename.data ?? null).toBeNull();

@@ -95,9 +95,11 @@ function plan(
     parentType,
   };
   const { selection } = context.core;
-  const { plans, args: argsOf, rows } = selection.planRootFields(root, "answer");
-  // Over the cost limit: refused before anything is compiled (document-limits.ts).
-  if (!selection.fits(context.cost, rows)) return undefined;
+  const planned = selection.planRootFields(root, "answer");
+  // Over the cost limit: refused before anything is compiled, and charged to the request, so the
+  // executor's cost limit (document-limits.ts) refuses it without planning it again.
+  if (selection.refuseOverCost(context.cost, planned)) return undefined;
+  const { plans, args: argsOf, rows } = planned;
   const readContextOf = readContext(context);
   const drafts: Draft[] = [];
   try {

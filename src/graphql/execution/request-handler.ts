@@ -2,9 +2,8 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type DocumentNode, type ExecutionResult, OperationTypeNode } from "graphql";
 import { processRegularResult } from "graphql-yoga";
-import { requestContext } from "../../auth/request-context.ts";
+import { credentialRefused, requestContext } from "../../auth/request-context.ts";
 import { readsOnReplicas } from "../../db/unit-of-work.ts";
-import { Unauthorized } from "../../errors.ts";
 import type { GraphQLContext } from "../context.ts";
 import { sendRequestError } from "../errors.ts";
 import type { RootRead } from "../schema/root-fields.ts";
@@ -69,8 +68,9 @@ export function requestHandler(parts: HandlerParts): GraphQLHandler {
 
   return async (request, reply) => {
     // 1.
-    if (!requestContext(request).caller) {
-      sendRequestError(new Unauthorized(), reply);
+    const context = requestContext(request);
+    if (!context.caller) {
+      sendRequestError(credentialRefused(context), reply);
       return reply;
     }
     // 2.

@@ -5,7 +5,7 @@ import type { SubscribePayload } from "graphql-ws";
 import { useServer } from "graphql-ws/use/ws";
 import type { YogaServerInstance } from "graphql-yoga";
 import { WebSocketServer } from "ws";
-import type { CredentialSource, RequestContext } from "../../auth/request-context.ts";
+import { type CredentialSource, credentialRefused, type RequestContext } from "../../auth/request-context.ts";
 import { withUnitOfWork } from "../../db/unit-of-work.ts";
 import type { GraphQLContext, ServerContext } from "../context.ts";
 import { connectionCredential } from "./ws-credential.ts";
@@ -40,10 +40,12 @@ export interface WebSocketDeps {
   readonly resolveContext: (request: CredentialSource) => Promise<RequestContext>;
 }
 
-/** The one result of an operation whose connection's credential is no longer valid. */
-const unauthenticated = () => ({
-  errors: [new GraphQLError("Unauthorized", { extensions: { code: "UNAUTHENTICATED" } })],
-});
+/** The one result of an operation whose connection's credential is no longer valid, and why. */
+const unauthenticated = (context: { readonly refused?: string }) => {
+  const { message } = credentialRefused(context);
+  const result = { errors: [new GraphQLError(message, { extensions: { code: "UNAUTHENTICATED" } })] };
+  return () => result;
+};
 
 /** The handler of `upgrade` requests to /graphql: the graphql-ws protocol, on one `ws` server. */
 export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
@@ -100,7 +102,7 @@ export function graphqlOverWebSocket(yoga: Yoga, deps: WebSocketDeps) {
           variableValues: payload.variables ?? null,
           contextValue: await enveloped.contextFactory(),
           rootValue: refused
-            ? { execute: unauthenticated, subscribe: unauthenticated }
+            ? { execute: unauthenticated(operation), subscribe: unauthenticated(operation) }
             : {
                 // Each operation is its context's unit of work, as each HTTP request is: its
                 // statements counted, one connection at a time, its actor's writes waited for.

@@ -136,6 +136,20 @@ export class SelectionPlanner {
 
   private planRoots(cost: RequestCost, root: RootOperation): RootPlans {
     const { plans, rows } = this.planRootFields(root, "fields");
+    return this.chargeRoots(cost, plans, rows);
+  }
+
+  /**
+   * Charges root fields planned elsewhere (the database's answer, execution/answer.ts): when they
+   * are over the cost limit, the request is refused without planning them a second time.
+   */
+  refuseOverCost(cost: RequestCost, planned: RootFieldPlans): boolean {
+    if (this.fits(cost, planned.rows)) return false;
+    cost.roots ??= this.chargeRoots(cost, planned.plans, planned.rows);
+    return true;
+  }
+
+  private chargeRoots(cost: RequestCost, plans: RootPlans, rows: number): RootPlans {
     try {
       this.add(cost, rows);
     } catch (refused) {
