@@ -126,7 +126,7 @@ const sources = [...graph.keys()].filter((file) => file.startsWith("src/"));
 const srcGraph: ImportGraph = new Map(sources.map((file) => [file, graph.get(file) ?? []]));
 
 /**
- * Where a refusal may become another answer (test/support/refusal-answers.ts): the HTTP renderer,
+ * Where a refusal may become another answer (test/support/boundaries/refusal-answers.ts): the HTTP renderer,
  * GraphQL's, and each surface's own rule, which src/server.ts gives the HTTP renderer of its routes.
  */
 const isRenderer = (file: string) =>

@@ -22,14 +22,14 @@ export interface ServerContext {
 export interface GraphQLContext {
   /**
    * The request context's caller (auth/request-context.ts: read it through `asReader` or `asWriter`);
-   * a subscription's is replaced as its credential resolves anew (live-caller.ts).
+   * a subscription's is replaced as its credential resolves anew (schema/live-caller.ts).
    */
   readonly caller: Caller | undefined;
-  /** The credential the request presented, which a subscription follows (live-caller.ts). */
+  /** The credential the request presented, which a subscription follows (schema/live-caller.ts). */
   readonly credential: string | undefined;
   readonly core: GraphQLCore;
   readonly loaders: RowLoaders;
-  /** The reads of the root query fields, run together (root-reads.ts). */
+  /** The reads of the root query fields, run together (execution/root-reads.ts). */
   readonly reads: RootReads;
   readonly cost: RequestCost;
 }
