@@ -3,8 +3,8 @@
 // primary with one streaming replica (DATABASE_REPLICA_URLS). Flags:
 //   [--devices 1000000] [--api v2,v3] [--instances 1] [--seconds 60] [--warmup-seconds 10]
 //   [--no-replica] [--ramp [--step-seconds 15] [--ramp-from 100] [--ramp-factor 1.5] [--max-rate 50000]]
-//   [--p99-limit 100] [--fleets 10] [--connections 64] [--load-processes 1] [--database own|server]
-//   [--results bench/results]
+//   [--p99-limit 100] [--fleets 10] [--connections 512] [--load-processes 1] [--database own|server]
+//   [--postgres-setting name=value …] [--results bench/results]
 // Seeds N devices (each with its own device key), starts fleetgate instances and drives them with
 // lightweight simulated supervisors: target-state polls with If-None-Match and state reports,
 // open-loop, at the rate N devices make at balena-supervisor's intervals (and, with --ramp, ramping
@@ -53,11 +53,12 @@ const { values: flags } = parseArgs({
     "poll-interval": { type: "string", default: "900" },
     "report-interval": { type: "string", default: "300" },
     "change-every": { type: "string", default: "10" },
-    connections: { type: "string", default: "64" },
+    connections: { type: "string", default: "512" },
     "load-processes": { type: "string", default: "1" },
     "warmup-seconds": { type: "string", default: "10" },
     ramp: { type: "boolean", default: false },
     "no-replica": { type: "boolean", default: false },
+    "postgres-setting": { type: "string", multiple: true, default: [] },
     database: { type: "string", default: "own" },
     // Where the result goes: trial runs write elsewhere, so they do not replace devices-latest.*.
     results: { type: "string", default: resultsDir },
@@ -100,6 +101,17 @@ const settings = {
   ramp: flags.ramp === true,
 };
 
+/** `name=value` flags as settings of the bench's own primary. */
+function postgresSettings(assignments: readonly string[]): Record<string, string> {
+  return Object.fromEntries(
+    assignments.map((assignment) => {
+      const match = /^([a-z_]+)=(.+)$/.exec(assignment);
+      if (!match) throw new Error(`--postgres-setting: name=value, not ${assignment}`);
+      return [match[1], match[2]];
+    }),
+  );
+}
+
 const DATABASE = "fg_bench_devices";
 let cleanup: () => Promise<void> = async () => {};
 // Ctrl-C or a kill: stop the instances' database and delete its data before going.
@@ -114,7 +126,11 @@ let options: Pick<DevicesOptions, "addReplica" | "removeReplica" | "databaseInfo
 if (flags.database === "own") {
   if (!clusterTools())
     throw new Error("--database own: needs initdb, pg_ctl and pg_basebackup (BENCH_POSTGRES_BIN)");
-  const reference = await referenceSettings(benchServerUrl().toString());
+  // The reference server's settings, then the run's own (`--postgres-setting wal_compression=lz4`).
+  const reference = {
+    ...(await referenceSettings(benchServerUrl().toString())),
+    ...postgresSettings(flags["postgres-setting"] as string[]),
+  };
   log(
     `starting a PostgreSQL primary of the bench's own (settings of ${benchServerUrl().host}: ${JSON.stringify(reference)})`,
   );
@@ -131,6 +147,8 @@ if (flags.database === "own") {
     ...replicaHooks(cluster, DATABASE, log),
   };
 } else if (flags.database === "server") {
+  if ((flags["postgres-setting"] as string[]).length > 0)
+    throw new Error("--postgres-setting: only for the bench's own primary (--database own)");
   const scratch = await createScratchDatabase(DATABASE);
   cleanup = () => scratch.drop();
   databaseUrl = scratch.url;

@@ -53,6 +53,7 @@ const COPIED = [
   "fsync",
   "synchronous_commit",
   "full_page_writes",
+  "wal_compression",
   "wal_buffers",
   "max_wal_size",
   "min_wal_size",
