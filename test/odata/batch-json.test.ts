@@ -177,6 +177,51 @@ describe.each(databaseKinds)("JSON $batch on %s", (kind) => {
     expect((await fleetDevices()).length).toBe(before + 2);
   });
 
+  it("a request names an earlier one's entity by `$<id>`: of its atomicity group, or one it depends on", async () => {
+    const create = { method: "POST", url: "device" };
+    const { status, body } = await batch([
+      {
+        id: "a",
+        atomicityGroup: "g",
+        ...create,
+        body: { belongs_to__application__id: world.fleet.id, device_name: "referenced" },
+      },
+      { id: "b", atomicityGroup: "g", method: "PATCH", url: "$a", body: { note: "set through $a" } },
+      { id: "c", method: "GET", url: "$a?$select=device_name,note", dependsOn: ["a"] },
+    ]);
+    expect(status).toBe(200);
+    expect(body.responses.map((answer) => [answer.id, answer.status])).toEqual([
+      ["a", 201],
+      ["b", 204],
+      ["c", 200],
+    ]);
+    expect((body.responses[2] as Answer).body).toMatchObject({
+      device_name: "referenced",
+      note: "set through $a",
+    });
+    // A reference to a request neither in its group nor depended on: the batch is malformed.
+    const loose = await batch([
+      { id: "a", ...create, body: { belongs_to__application__id: world.fleet.id } },
+      { id: "b", method: "GET", url: "$a" },
+    ]);
+    expect(loose.status).toBe(400);
+    expect(JSON.stringify(loose.body)).toMatch(/'\$a' names no earlier request/);
+    // A reference to a request that created nothing (a read) is that request's 400.
+    const nothing = await batch([
+      { id: "r", method: "GET", url: "device?$top=1&$select=id" },
+      { id: "x", method: "PATCH", url: "$r", body: { note: "?" }, dependsOn: ["r"] },
+    ]);
+    expect(nothing.body.responses.map((answer) => answer.status)).toEqual([200, 400]);
+    // A group whose reference fails rolls back what it created.
+    const before = (await fleetDevices()).length;
+    const rolled = await batch([
+      { id: "a", atomicityGroup: "h", ...create, body: { belongs_to__application__id: world.fleet.id } },
+      { id: "b", atomicityGroup: "h", method: "PATCH", url: "$a", body: { nothing: 1 } },
+    ]);
+    expect(rolled.body.responses.map((answer) => answer.status)).toEqual([424, 400]);
+    expect((await fleetDevices()).length).toBe(before);
+  });
+
   it("each request runs with the caller's rights: another tenant's row answers as it would alone", async () => {
     const mine = await world.w.device(world.fleet);
     const alone = async (method: string, url: string, payload?: object) => {

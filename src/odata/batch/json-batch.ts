@@ -1,14 +1,24 @@
 import type { Database } from "../../db/database.ts";
 import { withinTransaction } from "../../db/within-transaction.ts";
 import { BadRequest, FleetgateError } from "../../errors.ts";
-import { answerPart, type BatchPart, errorAnswer, type PartAnswer, type PartContext } from "./part.ts";
+import {
+  answerPart,
+  type BatchPart,
+  errorAnswer,
+  type PartAnswer,
+  type PartContext,
+  referenceOf,
+  withReference,
+} from "./part.ts";
 
 // OData JSON Format v4.01 §19 (JSON batch): `{"requests": [{id, method, url, headers, body,
 // atomicityGroup, dependsOn}]}` answered with `{"responses": [{id, status, headers, body}]}` in
 // the order of the requests. They run one after the other; the requests of one atomicity group run
 // in ONE transaction through the write core, and if one fails the group is rolled back: the one that
 // failed answers its error, the others of the group 424. A request that depends on one that failed
-// (or on a failed group) is not run and answers 424.
+// (or on a failed group) is not run and answers 424. A request's URL may begin with `$<id>` of an
+// earlier request of its atomicity group, or of one it depends on (§19.1): the entity that request
+// created (its Location).
 
 export interface BatchLimits {
   /** The most requests one batch may hold (ODATA_BATCH_MAX_PARTS). */
@@ -49,6 +59,8 @@ export function parseJsonBatch(body: unknown, limits: BatchLimits): JsonRequest[
   }
   const seen = new Set<string>();
   const groups = new Set<string>();
+  /** Each earlier request's atomicity group. */
+  const groupOf = new Map<string, string>();
   let open: string | undefined;
   return requests.map((request: unknown, index): JsonRequest => {
     const where = `requests[${index}]`;
@@ -72,13 +84,23 @@ export function parseJsonBatch(body: unknown, limits: BatchLimits): JsonRequest[
           `${where}.dependsOn names '${String(other)}', which is no earlier request or group`,
         );
     }
+    const url = text(r.url, `${where}.url`);
+    const reference = referenceOf(url);
+    const inGroup = group !== undefined && groupOf.get(reference ?? "") === group;
+    if (reference !== undefined && !dependsOn.includes(reference) && !inGroup)
+      throw new BadRequest(
+        `${where}.url: '$${reference}' names no earlier request of its atomicity group nor one it depends on`,
+      );
     seen.add(id);
-    if (group !== undefined) groups.add(group);
+    if (group !== undefined) {
+      groups.add(group);
+      groupOf.set(id, group);
+    }
     open = group;
     return {
       id,
       method: text(r.method, `${where}.method`),
-      url: text(r.url, `${where}.url`),
+      url,
       headers: headersOf(r.headers, where),
       ...(r.body === undefined ? {} : { body: r.body }),
       ...(group === undefined ? {} : { atomicityGroup: group }),
@@ -105,6 +127,8 @@ export async function runJsonBatch(
   context: PartContext,
 ): Promise<{ responses: JsonResponse[]; tables: string[] }> {
   const failed = new Set<string>();
+  /** The Location of each entity an earlier request created, by the request's id. */
+  const created = new Map<string, string>();
   const responses: JsonResponse[] = [];
   const tables: string[] = [];
   for (let start = 0; start < requests.length; ) {
@@ -113,14 +137,17 @@ export async function runJsonBatch(
     while (first.atomicityGroup !== undefined && requests[end]?.atomicityGroup === first.atomicityGroup)
       end++;
     const unit = requests.slice(start, end);
-    const answers = await runUnit(unit, db, context, failed);
+    const answers = await runUnit(unit, db, context, failed, created);
     unit.forEach((request, i) => {
       const answer = answers[i] as PartAnswer;
+      responses.push(jsonResponse(request, answer));
       if (answer.status >= 400) {
         failed.add(request.id);
         if (request.atomicityGroup !== undefined) failed.add(request.atomicityGroup);
-      } else if (answer.table) tables.push(answer.table);
-      responses.push(jsonResponse(request, answer));
+      } else {
+        if (answer.table) tables.push(answer.table);
+        if (answer.headers.location) created.set(request.id, answer.headers.location);
+      }
     });
     start = end;
   }
@@ -132,17 +159,28 @@ async function runUnit(
   db: Database,
   context: PartContext,
   failed: ReadonlySet<string>,
+  created: ReadonlyMap<string, string>,
 ): Promise<PartAnswer[]> {
   const blocked = unit.find((request) => request.dependsOn.some((id) => failed.has(id)));
   if (blocked) return unit.map(() => failedDependency(`A request it depends on failed`));
   if (unit.length === 1 && unit[0]?.atomicityGroup === undefined) {
-    return [await answerPart(unit[0], context).catch(errorAnswer)];
+    try {
+      return [await answerPart(withReference(unit[0], created), context)];
+    } catch (error) {
+      return [errorAnswer(error)];
+    }
   }
   const answers: PartAnswer[] = [];
   try {
     await db.transaction(async (tx) => {
       const within = { ...context, db: withinTransaction(db, tx) };
-      for (const request of unit) answers.push(await answerPart(request, within));
+      // What the group creates, nameable by its later requests (committed only with the group).
+      const inGroup = new Map(created);
+      for (const request of unit) {
+        answers.push(await answerPart(withReference(request, inGroup), within));
+        const location = answers.at(-1)?.headers.location;
+        if (location) inGroup.set(request.id, location);
+      }
     });
     return answers;
   } catch (error) {

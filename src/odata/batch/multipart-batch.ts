@@ -19,7 +19,9 @@ import {
   errorAnswer,
   type PartAnswer,
   type PartContext,
+  referenceOf,
   runPart,
+  withReference,
 } from "./part.ts";
 
 // OData 4.0 Protocol §11.7 (multipart batch): a multipart/mixed body whose parts are single requests
@@ -97,7 +99,7 @@ function httpRequest(
   if (!line)
     throw new BadRequest(`${where}: '${requestLine ?? ""}' is not a request line 'METHOD url HTTP/1.1'`);
   const [, method = "", url = ""] = line;
-  const reference = /^\$([^/?]+)/.exec(url)?.[1];
+  const reference = referenceOf(url);
   if (reference !== undefined && !inSet?.has(reference))
     throw new BadRequest(`${where}: '$${reference}' names no earlier request of its change set`);
   const headers = parseHeaderLines(headerLines, where);
@@ -143,7 +145,7 @@ export async function runMultipartBatch(
         const within = { ...context, db: withinTransaction(db, tx) };
         const created = new Map<string, string>();
         for (const request of item.requests) {
-          answers.push({ request, answer: await answerPart(resolved(request, created), within) });
+          answers.push({ request, answer: await answerPart(withReference(request, created), within) });
           const location = answers.at(-1)?.answer.headers.location;
           if (request.contentId !== undefined && location) created.set(request.contentId, location);
         }
@@ -162,15 +164,6 @@ export async function runMultipartBatch(
   }
   const boundary = `batchresponse_${randomUUID()}`;
   return { boundary, body: serializeMultipart(boundary, parts), tables };
-}
-
-/** `$1/device_tag` → the URL of what request 1 created, then `/device_tag`. */
-function resolved(request: MultipartRequest, created: ReadonlyMap<string, string>): MultipartRequest {
-  const reference = /^\$([^/?]+)/.exec(request.url)?.[1];
-  if (reference === undefined) return request;
-  const location = created.get(reference);
-  if (location === undefined) throw new BadRequest(`'$${reference}': that request created no entity`);
-  return { ...request, url: `${location}${request.url.slice(reference.length + 1)}` };
 }
 
 /** One response part: its MIME headers, then the HTTP status line, headers and body. */

@@ -48,6 +48,23 @@ export function partUrl(url: string): string {
   return `/${path}`;
 }
 
+/** The id of the earlier request a part's URL begins with (`$1/device_tag`: "1"), if any. */
+export function referenceOf(url: string): string | undefined {
+  return /^\$([^/?]+)/.exec(url)?.[1];
+}
+
+/**
+ * `$1/device_tag` → the URL of what request 1 created (its Location), then `/device_tag`
+ * (OData v4.01 Protocol §11.7.6). `created` holds the locations of the requests it may name.
+ */
+export function withReference<P extends BatchPart>(part: P, created: ReadonlyMap<string, string>): P {
+  const reference = referenceOf(part.url);
+  if (reference === undefined) return part;
+  const location = created.get(reference);
+  if (location === undefined) throw new BadRequest(`'$${reference}': that request created no entity`);
+  return { ...part, url: `${location}${part.url.slice(reference.length + 1)}` };
+}
+
 /** Runs one part; a client error is its answer, anything else is a 500 with no detail. */
 export async function runPart(part: BatchPart, context: PartContext): Promise<PartAnswer> {
   return answerPart(part, context).catch((error: unknown) => errorAnswer(error));

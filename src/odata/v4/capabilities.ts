@@ -82,7 +82,8 @@ export function containerAnnotations(batch: boolean): string {
     [
       bool("Supported", true),
       bool("ContinueOnErrorSupported", false),
-      // `$1` in a change set's URL, not in a body's @odata.bind, nor a JSON batch's `$id`.
+      // `$1` in a request's URL (a change set's, a JSON batch's group or dependsOn), not in a body's
+      // @odata.bind; a multipart batch's across change sets neither, so none is said for both forms.
       bool("ReferencesInRequestBodiesSupported", false),
       bool("ReferencesAcrossChangeSetsSupported", false),
       bool("EtagReferencesSupported", false),
