@@ -229,20 +229,22 @@ export class Authenticator {
   }
 }
 
+// What `callerOfRow` reads of an actor (a KeyRow's columns but `actor`): its user, fleet or device.
+const actorColumns = `u."id" AS user_id, u."username", u."email", u."is_admin",
+                  a."id" AS application_id, a."slug",
+                  d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application`;
+const actorJoins = (actor: string) => `LEFT JOIN "user" u ON u."actor" = ${actor}
+             LEFT JOIN "application" a ON a."actor" = ${actor}
+             LEFT JOIN "device" d ON d."actor" = ${actor}`;
+
 type ApiKeyRow = KeyRow & { key_hash: string; expiry_date: Date | string | null; live: boolean };
 
 /** The rows of the API keys whose hashes are `hashes`, by hash (a revoked key has none). */
 async function apiKeyRows(db: Executor, hashes: readonly string[]): Promise<ReadonlyMap<string, ApiKeyRow>> {
   const rows = await db.query<ApiKeyRow>({
     text: `SELECT k."key_hash", k."is_of__actor" AS actor, k."expiry_date",
-                  (k."expiry_date" IS NULL OR k."expiry_date" > now()) AS "live",
-                  u."id" AS user_id, u."username", u."email", u."is_admin",
-                  a."id" AS application_id, a."slug",
-                  d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application
-             FROM "api_key" k
-             LEFT JOIN "user" u ON u."actor" = k."is_of__actor"
-             LEFT JOIN "application" a ON a."actor" = k."is_of__actor"
-             LEFT JOIN "device" d ON d."actor" = k."is_of__actor"
+                  (k."expiry_date" IS NULL OR k."expiry_date" > now()) AS "live", ${actorColumns}
+             FROM "api_key" k ${actorJoins('k."is_of__actor"')}
             WHERE k."key_hash" = ANY($1::text[])`,
     values: [hashes],
   });
@@ -256,14 +258,8 @@ async function apiKeyRows(db: Executor, hashes: readonly string[]): Promise<Read
  */
 export async function callerOfActor(db: Executor, actor: number): Promise<Authenticated | undefined> {
   const [row] = await db.query<KeyRow>({
-    text: `SELECT t."id" AS actor,
-                  u."id" AS user_id, u."username", u."email", u."is_admin",
-                  a."id" AS application_id, a."slug",
-                  d."id" AS device_id, d."uuid", d."belongs_to__application" AS device_application
-             FROM "actor" t
-             LEFT JOIN "user" u ON u."actor" = t."id"
-             LEFT JOIN "application" a ON a."actor" = t."id"
-             LEFT JOIN "device" d ON d."actor" = t."id"
+    text: `SELECT t."id" AS actor, ${actorColumns}
+             FROM "actor" t ${actorJoins('t."id"')}
             WHERE t."id" = $1::int4`,
     values: [actor],
   });
