@@ -9,7 +9,8 @@ import type { Tables } from "./tables.ts";
  * How deeply `any`/`all` (and `$count($filter=…)`) may nest in one filter: GraphQL's `some`, `every`
  * and `none` plan to them too. What the database takes to plan a filter grows about twofold with
  * each level (10 levels: about a second, 30: past the statement time-out, and on the embedded
- * database the server's own thread held as long), so it is refused here, before any SQL exists.
+ * database, which has no time-out, every other statement held as long), so it is refused here,
+ * before any SQL exists.
  * The clients nest three at most (balena-sdk, the reference's requests).
  */
 export const MAX_LAMBDA_DEPTH = 4;

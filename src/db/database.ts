@@ -1,6 +1,6 @@
-import type { PGlite } from "@electric-sql/pglite";
 import type { PrismaClient } from "../generated/prisma/client.ts";
 import type { ConnectionBudget } from "./connection-budget.ts";
+import type { EmbeddedConnection } from "./embedded-thread.ts";
 
 /** One SQL statement with its parameters bound separately: no value ever reaches the text. */
 export interface Statement {
@@ -82,7 +82,7 @@ export interface Database extends Executor {
    */
   readonly directUrl?: string;
   /** The embedded database's one connection, for the job queue's own adapter (src/proxy/jobs/). */
-  readonly embedded?: PGlite;
+  readonly embedded?: EmbeddedConnection;
   /**
    * The connections subscriptions' reads share (DATABASE_STREAM_CONNECTIONS): however many streams
    * and changes there are, they hold no more of the pool than this, and requests keep the rest.

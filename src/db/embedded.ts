@@ -1,17 +1,18 @@
 import { mkdirSync } from "node:fs";
-import { PGlite, type Transaction } from "@electric-sql/pglite";
+import { PGlite } from "@electric-sql/pglite";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../generated/prisma/client.ts";
 import { ConnectionBudget } from "./connection-budget.ts";
 import type { Database, Executor, Statement } from "./database.ts";
 import { lockDirectory } from "./directory-lock.ts";
 import { createDataDir, isNewDataDir } from "./embedded-first-start.ts";
+import { type EmbeddedQueries, startEmbeddedThread } from "./embedded-thread.ts";
 import { QueryCancelled } from "./failures.ts";
 import { countStatement, currentUnit } from "./unit-of-work.ts";
 
-// PGlite runs each statement to its end on this thread: nothing can interrupt one that has started
-// (no statement_timeout, no cancel), and the process answers nothing else meanwhile. What it can
-// do is not start the statements of a request whose client has already gone away.
+// PGlite runs each statement to its end, on a thread of its own (./embedded-thread.ts): nothing can
+// interrupt one that has started (no statement_timeout, no cancel), and the statements after it
+// wait. What it can do is not start the statements of a request whose client has already gone away.
 function notAbandoned(): void {
   if (currentUnit()?.abandoned) throw new QueryCancelled();
 }
@@ -21,7 +22,7 @@ interface Sent {
   statements: number;
 }
 
-function executorOn(client: PGlite | Transaction, sent: Sent): Executor {
+function executorOn(client: EmbeddedQueries, sent: Sent): Executor {
   return {
     async query<Row>(statement: Statement): Promise<Row[]> {
       countStatement();
@@ -73,8 +74,10 @@ export async function openEmbedded(
       });
     }
   }
-  const pglite = await PGlite.create(dataDir, { startParams });
-  await pglite.exec("SET TimeZone = 'UTC'");
+  const pglite = await startEmbeddedThread({ dataDir, startParams }).catch((error: unknown) => {
+    unlock();
+    throw error;
+  });
   // Made on first use: only the commands that write through Prisma (seed, catalogue import) pay for it.
   let prisma: PrismaClient | undefined;
   const sent: Sent = { statements: 0 };
@@ -82,7 +85,9 @@ export async function openEmbedded(
     kind: "embedded",
     embedded: pglite,
     get prisma() {
-      prisma ??= new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+      // The adapter calls query (with its own parsers), exec and transaction, which the thread serves
+      // as PGlite does (pglite-prisma-adapter 0.7; test/db/embedded-thread.test.ts).
+      prisma ??= new PrismaClient({ adapter: new PrismaPGlite(pglite as unknown as PGlite) });
       return prisma;
     },
     async releasePrisma() {
