@@ -378,7 +378,7 @@ export function markdown(result: RunResult): string {
       : "W7 resident memory: skipped.",
     "",
     result.embeddedMemory
-      ? `W9 the embedded database (PGlite), demo data: first start ${n0(result.embeddedMemory.firstStartMs)} ms to /ping, ${n0(result.embeddedMemory.afterFirstStartMiB)} MiB then, ${n0(result.embeddedMemory.afterSeedMiB)} MiB after the demo seed, at most ${n0(result.embeddedMemory.firstStartPeakMiB)} MiB (${n0(result.embeddedMemory.firstStartUnderLoadMiB)} at the end) under W1 and W2 from a minute after the start; restarted on its data, at most ${n0(result.embeddedMemory.warmStartPeakMiB)} MiB (${n0(result.embeddedMemory.warmStartUnderLoadMiB)} at the end) under the same reads.`
+      ? `W9 the embedded database (PGlite), demo data: first start ${n0(result.embeddedMemory.firstStartMs)} ms to /ping, ${n0(result.embeddedMemory.afterFirstStartMiB)} MiB then, ${n0(result.embeddedMemory.afterSeedMiB)} MiB after the demo seed, at most ${n0(result.embeddedMemory.firstStartPeakMiB)} MiB (${n0(result.embeddedMemory.firstStartUnderLoadMiB)} at the end) under W1 and W2 from a minute after the start; restarted on its data, at most ${n0(result.embeddedMemory.warmStartPeakMiB)} MiB (${n0(result.embeddedMemory.warmStartUnderLoadMiB)} at the end) under the same reads from a minute after the restart. In the minute after each start (its own work, the seed, V8 compiling PGlite's hot functions): at most ${n0(result.embeddedMemory.firstStartTransientMiB)} MiB after the first start, ${n0(result.embeddedMemory.warmStartTransientMiB)} MiB after the restart.`
       : "W9 embedded memory: skipped.",
     "",
     "| target | measured | result |",

@@ -242,8 +242,8 @@ const schema = z.object({
   HTTP_HEADERS_TIMEOUT_MS: duration("milliseconds", 1, MAX_TIMER_MS, 75_000),
   SHUTDOWN_DELAY: duration("seconds", 0, 3600, 0),
   SHUTDOWN_GRACE: duration("seconds", 1, 3600, 30),
-  // How often the server gives the memory malloc keeps after frees back to the system
-  // (src/commands/memory-release.ts); 0: never.
+  // How often the server gives freed memory back to the system: malloc's, and V8's free heap pages
+  // after a burst (src/commands/memory-release.ts); 0: never.
   MEMORY_RELEASE_INTERVAL_MS: duration("milliseconds", 0, MAX_TIMER_MS, 5_000),
   // Response compression (gzip or br, as the client accepts) of answers of at least
   // HTTP_COMPRESSION_MIN_BYTES; false leaves it to a proxy in front.

@@ -117,6 +117,9 @@ describe("the bench report", () => {
           firstStartPeakMiB: 295,
           warmStartPeakMiB: warm,
           warmStartUnderLoadMiB: warm,
+          // The minute after a start (PGlite's compilation) is reported, not held to the target.
+          firstStartTransientMiB: 700,
+          warmStartTransientMiB: 650,
         },
       }).find((t) => t.target.startsWith("W9"));
     expect(measured(260)).toMatchObject({ measured: "295 MiB", pass: true });
