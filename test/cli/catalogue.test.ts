@@ -11,7 +11,9 @@ import { sampleCatalogue } from "../support/catalogue/sample-catalogue.ts";
 const bin = fileURLToPath(new URL("../../bin/fleetgate.js", import.meta.url));
 const run = promisify(execFile);
 
-describe("fleetgate catalogue import / export", () => {
+// Each test runs the CLI several times, each a process that opens the embedded database: generous
+// on a loaded 2-core machine (one took over 30 s in CI).
+describe("fleetgate catalogue import / export", { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "fleetgate-catalogue-"));
   const env = { ...process.env, DATA_DIR: join(dir, "data"), DATABASE_URL: "" };
   const fleetgate = (...args: string[]) =>

@@ -21,13 +21,21 @@ export interface TestServer {
 // The test admin lives far above the ids the tests create, so it does not move their serial ids.
 const TEST_ADMIN_ID = 1_000_000;
 
+/**
+ * The test admin's password hash, made once per worker: scrypt at the server's cost takes 50–250 ms
+ * of CPU, and every test server has an admin; the hash is as the server makes it, salt included.
+ */
+let adminPasswordHash: Promise<string> | undefined;
+export const testAdminPasswordHash = (): Promise<string> =>
+  (adminPasswordHash ??= hashPassword("test-admin-password"));
+
 /** Makes the test admin (once per database) and an API key of theirs. */
 export async function testAdminKey(test: TestDatabase): Promise<string> {
   await test.db.query({ text: `INSERT INTO "actor" ("id") VALUES ($1::int4)`, values: [TEST_ADMIN_ID] });
   await test.db.query({
     text: `INSERT INTO "user" ("id", "actor", "username", "email", "password", "jwt_secret", "is_admin")
            VALUES ($1::int4, $1::int4, 'test-admin', 'test-admin@localhost', $2::text, 'test', true)`,
-    values: [TEST_ADMIN_ID, await hashPassword("test-admin-password")],
+    values: [TEST_ADMIN_ID, await testAdminPasswordHash()],
   });
   return createApiKey(test.db, { actor: TEST_ADMIN_ID, name: "tests" });
 }

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import pg from "pg";
 import { createApiKey } from "../../../src/auth/api-keys.ts";
-import { hashPassword } from "../../../src/auth/passwords.ts";
 import { loadDefaultCatalogue } from "../../../src/catalogue/defaults.ts";
 import { loadConfig } from "../../../src/config.ts";
 import type { Database } from "../../../src/db/database.ts";
@@ -11,6 +10,7 @@ import { openPostgres } from "../../../src/db/postgres.ts";
 import { createLogger } from "../../../src/logger.ts";
 import { buildModel } from "../../../src/model/registry.ts";
 import { buildServer } from "../../../src/server.ts";
+import { testAdminPasswordHash } from "../server.ts";
 import type { ReplicaCluster } from "./replica-cluster.ts";
 
 // The world of test/db/replicas.test.ts: one database on the cluster's primary (streamed to its
@@ -43,7 +43,7 @@ export async function prepareDatabase(cluster: ReplicaCluster): Promise<string> 
     await db.query({
       text: `INSERT INTO "user" ("id", "actor", "username", "email", "password", "jwt_secret", "is_admin")
              VALUES ($1::int4, $1::int4, 'test-admin', 'test-admin@localhost', $2::text, 'test', true)`,
-      values: [ADMIN_ID, await hashPassword("test-admin-password")],
+      values: [ADMIN_ID, await testAdminPasswordHash()],
     });
     return await createApiKey(db, { actor: ADMIN_ID, name: "tests" });
   } finally {
