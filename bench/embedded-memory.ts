@@ -36,18 +36,23 @@ export interface EmbeddedMemory {
 
 const get = (path: string) => ({ method: "GET" as const, path });
 
-/** The most the server holds (RSS, MiB), sampled every 100 ms, while `work` runs. */
-async function mostWhile(server: Child, work: Promise<unknown>): Promise<number> {
+/** The most the server holds (RSS, MiB) while `work` runs, sampled every `everyMs`, and its last. */
+async function mostWhile(
+  server: Child,
+  work: Promise<unknown>,
+  everyMs = 100,
+): Promise<{ peak: number; last: number }> {
   let most = rssBytes(server.pid);
   const sampler = setInterval(() => {
     most = Math.max(most, rssBytes(server.pid));
-  }, 100);
+  }, everyMs);
   try {
     await work;
   } finally {
     clearInterval(sampler);
   }
-  return Math.max(most, rssBytes(server.pid)) / MiB;
+  const last = rssBytes(server.pid);
+  return { peak: Math.max(most, last) / MiB, last: last / MiB };
 }
 
 /** Waits until a minute after `spawned` (a `performance.now()`). */
@@ -68,12 +73,8 @@ async function demoLoad(server: Child, seconds: number): Promise<{ peak: number;
     ((await (await fetch(`${server.url}${path}`, { headers })).json()) as { d: Record<string, unknown>[] }).d;
   const uuids = (await read("/v6/device?$select=uuid")).map((row) => String(row.uuid));
   const fleets = (await read("/v6/application?$select=id")).map((row) => String(row.id));
-  let peak = 0;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssBytes(server.pid));
-  }, 1000);
-  try {
-    const target = { name: "fleetgate", url: server.url, pid: server.pid, headers };
+  const target = { name: "fleetgate", url: server.url, pid: server.pid, headers };
+  const reads = async () => {
     await load(target, (uuid) => get(`/v6/device(uuid='${uuid}')`), uuids, seconds / 2, 8);
     await load(
       target,
@@ -83,11 +84,8 @@ async function demoLoad(server: Child, seconds: number): Promise<{ peak: number;
       seconds / 2,
       8,
     );
-  } finally {
-    clearInterval(sampler);
-  }
-  const last = rssBytes(server.pid);
-  return { peak: Math.max(peak, last) / MiB, last: last / MiB };
+  };
+  return mostWhile(server, reads(), 1000);
 }
 
 /**
@@ -111,18 +109,18 @@ export async function measureEmbeddedMemory(
     };
     try {
       const afterFirstStartMiB = rssBytes(first.pid) / MiB;
-      const duringSeedMiB = await mostWhile(
+      const seeding = await mostWhile(
         first,
         run(process.execPath, [bin, "seed", "--demo"], {
           cwd: repoRoot,
           env: { ...process.env, ...embedded, LOG_LEVEL: "silent" },
         }),
       );
-      const afterSeedMiB = rssBytes(first.pid) / MiB;
-      const firstStartTransientMiB = Math.max(duringSeedMiB, await mostWhile(first, minuteAfter(spawned)));
+      const settling = await mostWhile(first, minuteAfter(spawned));
+      const firstStartTransientMiB = Math.max(seeding.peak, settling.peak);
       firstStart = {
         afterFirstStartMiB,
-        afterSeedMiB,
+        afterSeedMiB: seeding.last,
         firstStartTransientMiB,
         ...(await demoLoad(first, seconds)),
       };
@@ -132,7 +130,7 @@ export async function measureEmbeddedMemory(
     const restarted = performance.now();
     const warm = await startFleetgate(embedded);
     try {
-      const warmStartTransientMiB = await mostWhile(warm, minuteAfter(restarted));
+      const warmStartTransientMiB = (await mostWhile(warm, minuteAfter(restarted))).peak;
       const warmLoad = await demoLoad(warm, seconds);
       return {
         firstStartMs: first.startMs,
