@@ -62,8 +62,22 @@ const readRounds = flags["read-rounds"] ? Number(flags["read-rounds"]) : 3;
 if (!Number.isInteger(readRounds) || readRounds < 1)
   throw new Error("--read-rounds takes a whole number ≥ 1");
 const reads: ReadSettings = quick
-  ? { rounds: readRounds, seconds: 2, warmupSeconds: 2, connections: 10, probes: 3 }
-  : { rounds: readRounds, seconds: 8, warmupSeconds: 3, connections: 10, probes: 5 };
+  ? {
+      rounds: readRounds,
+      seconds: 2,
+      warmupSeconds: 2,
+      connections: 10,
+      probes: 3,
+      slices: { rounds: 3, seconds: 1 },
+    }
+  : {
+      rounds: readRounds,
+      seconds: 8,
+      warmupSeconds: 3,
+      connections: 10,
+      probes: 5,
+      slices: { rounds: 12, seconds: 2 },
+    };
 const bulk: SerialSettings = quick ? { rounds: 3, requests: 5 } : { rounds: 3, requests: 20 };
 const fanOut: SerialSettings = quick ? { rounds: 3, requests: 5 } : { rounds: 3, requests: 20 };
 const nested: SerialSettings = quick ? { rounds: 3, requests: 10 } : { rounds: 3, requests: 50 };

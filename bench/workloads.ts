@@ -31,8 +31,11 @@ export interface Workload {
   readonly caller: Caller;
   /** A variant sends the same requests as workload `variantOf`, from another caller, in its rounds. */
   readonly variantOf?: string;
-  /** Apollo Client 4's request (apollo-request.ts): its answers carry `__typename`s the baseline's lack. */
-  readonly apollo?: boolean;
+  /**
+   * Set on Apollo Client 4's request (apollo-request.ts): the hand-written workload it sends the
+   * same operation as, which it is compared with in slices of their own (reads.ts).
+   */
+  readonly handWritten?: Workload;
   /** 1 for every read, and for each GraphQL query operation (its aliases included). */
   readonly expectedStatements: number;
   build(key: string): BenchRequest;
@@ -223,7 +226,7 @@ function asApollo(workload: Workload): Workload {
     id: `${workload.id}-apollo`,
     title: `${workload.title}, Apollo Client 4's request`,
     variantOf: workload.id,
-    apollo: true,
+    handWritten: workload,
     build: (key) => apolloGraphqlRequest(operation, variables(key)),
   };
 }
