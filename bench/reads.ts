@@ -163,20 +163,24 @@ export async function measureReads(
   const peers = await probePeers(first, keys, targets, settings, log);
   // An -apollo row is measured in slices of its own with its hand-written request (measureShare).
   const rounded = [...ours].filter(([workload]) => !workload.handWritten);
-  const contenders = rounded.length
-    ? [...rounded.map(([, entry]) => entry.contender), raw, ...peers.measured.map((entry) => entry.contender)]
-    : [];
-  for (const { target, build } of contenders) {
+  const contenders = [
+    ...rounded.map(([, entry]) => entry.contender),
+    raw,
+    ...peers.measured.map((entry) => entry.contender),
+  ];
+  // With only an -apollo row (`--only W4a-apollo`) there are no rounds.
+  const rounds = rounded.length ? settings.rounds : 0;
+  for (const { target, build } of rounds ? contenders : []) {
     await load(target, build, keys, settings.warmupSeconds, settings.connections);
   }
-  for (let round = 0; round < settings.rounds; round++) {
+  for (let round = 0; round < rounds; round++) {
     // Rotate who goes first, so a drift in the machine's load does not favour anyone.
     const order = contenders.map((_, index) => contenders[(index + round) % contenders.length] as Contender);
     for (const { target, build, results } of order) {
       results.push(await load(target, build, keys, settings.seconds, settings.connections));
     }
     const rps = contenders.map((c) => `${c.target.name} ${c.results.at(-1)?.rps.toFixed(0)}`).join(", ");
-    log(`${variants.map((workload) => workload.id).join("/")} round ${round + 1}: ${rps} req/s`);
+    log(`${rounded.map(([workload]) => workload.id).join("/")} round ${round + 1}: ${rps} req/s`);
   }
   const baselineResult = medianOf(raw.results);
   const peerRows: PeerRow[] = [...peers.unavailable];
